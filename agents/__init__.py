@@ -1,0 +1,1 @@
+"""Policies and trainers (installed as rlvr_envs.agents; needs the `train` extra)."""

@@ -1,0 +1,1 @@
+"""Task records, task sources, the text envs and their spaces."""

@@ -1,0 +1,1 @@
+"""Evaluation runs, pass@k, the result store and leaderboards."""

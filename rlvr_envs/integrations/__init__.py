@@ -1,0 +1,1 @@
+"""Integrations with external trainers and servers: TRL, verl, HTTP, Ray."""

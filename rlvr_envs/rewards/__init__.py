@@ -1,0 +1,1 @@
+"""Reward components and shaping (format, length penalties, process rewards)."""

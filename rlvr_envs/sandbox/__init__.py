@@ -1,0 +1,1 @@
+"""Where untrusted code runs: local processes (rlimits, bubblewrap) and Docker."""

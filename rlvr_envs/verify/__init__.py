@@ -1,0 +1,1 @@
+"""Pure verifiers: math answers, code results, repository test results."""

@@ -1,0 +1,1 @@
+"""Gymnasium wrappers: curricula, difficulty filters, thinking modes."""

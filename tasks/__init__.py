@@ -1,0 +1,1 @@
+"""Task families: generators and dataset loaders (installed as rlvr_envs.tasks)."""

@@ -1,0 +1,1 @@
+"""Math task family: procedural generators, GSM8K / MATH dataset sources, the math envs."""
