@@ -1,0 +1,60 @@
+"""The policy interface every agent, evaluator and trainer speaks, and its plain data types.
+
+Imports no torch: scripted policies and the evaluation side use it without the `train` extra.
+A policy maps a batch of chat conversations to `n` completions each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+from rlvr_envs.core.scoring import Scorer
+from rlvr_envs.core.task import Task
+
+Messages = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample. `n` completions per prompt; `seed` makes sampling reproducible."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    n: int = 1
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"n must be >= 1, got {self.n}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+
+
+@dataclass
+class Completion:
+    """One sampled completion. Token ids and log-probs are filled by local models."""
+
+    text: str
+    num_tokens: int | None = None
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    finish_reason: str = "stop"  # "stop" | "length" | "error"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """`generate(batch, params, tasks=, scorers=)` → for each conversation, `params.n`
+    completions. `tasks` and `scorers` (one per conversation) are given by envs and evaluators;
+    model policies ignore them, scripted ones (gold) need them."""
+
+    name: str
+
+    def generate(self, batch: Sequence[Messages], params: SamplingParams, *,
+                 tasks: Sequence[Task] | None = None,
+                 scorers: Sequence[Scorer] | None = None) -> list[list[Completion]]: ...

@@ -1,0 +1,56 @@
+"""Scripted policies for audits and tests: gold (states the gold answer), null (says nothing),
+random (random text). They need no model and no torch."""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+from rlvr_envs.agents.policy import Completion, Messages, SamplingParams
+from rlvr_envs.core.scoring import Scorer
+from rlvr_envs.core.task import Task
+
+
+class GoldPolicy:
+    """Answers every task with its scorer's gold completion (pass@1 must be 1.0)."""
+
+    name = "gold"
+
+    def generate(self, batch: Sequence[Messages], params: SamplingParams, *,
+                 tasks: Sequence[Task] | None = None,
+                 scorers: Sequence[Scorer] | None = None) -> list[list[Completion]]:
+        if tasks is None or scorers is None or len(tasks) != len(batch) or len(scorers) != len(batch):
+            raise ValueError("the gold policy needs one task and one scorer per conversation "
+                             "(pass tasks= and scorers=)")
+        return [[Completion(scorer.gold_completion(task)) for _ in range(params.n)]
+                for task, scorer in zip(tasks, scorers)]
+
+
+class NullPolicy:
+    """Answers nothing (pass@1 must be 0.0): the empty completion."""
+
+    name = "null"
+
+    def generate(self, batch: Sequence[Messages], params: SamplingParams, **_: object
+                 ) -> list[list[Completion]]:
+        return [[Completion("", num_tokens=0) for _ in range(params.n)] for _ in batch]
+
+
+class RandomPolicy:
+    """Random words, seeded: a noise baseline."""
+
+    name = "random"
+    _WORDS = ("the", "answer", "is", "0", "1", "2", "x", "=", "\\boxed{7}", "so", "def", "return")
+
+    def __init__(self, seed: int = 0):
+        self._rng = random.Random(seed)
+
+    def generate(self, batch: Sequence[Messages], params: SamplingParams, **_: object
+                 ) -> list[list[Completion]]:
+        def one() -> Completion:
+            words = [self._rng.choice(self._WORDS) for _ in range(self._rng.randint(0, 20))]
+            return Completion(" ".join(words), num_tokens=len(words))
+        return [[one() for _ in range(params.n)] for _ in batch]
+
+
+SCRIPTED_POLICIES = {"gold": GoldPolicy, "null": NullPolicy, "random": RandomPolicy}
