@@ -15,9 +15,8 @@ CheckResult = tuple[str, bool, str]
 
 def check_env_id(env_id: str, samples: int = 5) -> Iterator[CheckResult]:
     """Yield (check name, passed, detail) for one registered id."""
-    kwargs = env_entry(env_id).check_kwargs
     try:
-        env = make(env_id, **kwargs)
+        env = make(env_id, **env_entry(env_id).check_kwargs)
     except Exception as err:  # noqa: BLE001 - reported, not raised
         yield "make", False, f"{type(err).__name__}: {err}"
         return

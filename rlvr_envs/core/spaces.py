@@ -9,6 +9,7 @@ points (int32) after a length slot.
 from __future__ import annotations
 
 import multiprocessing as mp
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -63,10 +64,37 @@ def _create_unicode_shared_memory(space: UnicodeText, n: int = 1, ctx: ModuleTyp
     return ctx.Array(np.dtype(np.int32).char, n * (space.max_length + 1))
 
 
+class SharedTextBatch(Sequence):
+    """A live view of the strings in shared memory, like the numpy views gymnasium returns
+    for array spaces: AsyncVectorEnv reads the buffer once and deep-copies the view on each
+    step, and a deep copy of this view is a plain tuple of the current strings."""
+
+    def __init__(self, data: np.ndarray):
+        self._data = data
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        row = self._data[index]
+        return row[1 : 1 + row[0]].astype("<u4").tobytes().decode("utf-32-le")
+
+    def __deepcopy__(self, memo) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __repr__(self) -> str:
+        return f"SharedTextBatch({tuple(self)!r})"
+
+
 @read_from_shared_memory.register(UnicodeText)
 def _read_unicode_from_shared_memory(space: UnicodeText, shared_memory, n: int = 1):
     data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape(n, space.max_length + 1)
-    return tuple(row[1 : 1 + row[0]].astype("<u4").tobytes().decode("utf-32-le") for row in data)
+    return SharedTextBatch(data)
 
 
 @write_to_shared_memory.register(UnicodeText)
