@@ -1,0 +1,222 @@
+"""Process supervision for math: check every computation the model writes down.
+
+The step verifier reads equalities such as `12 + 7 = 19`, `3 \\times 4 = 12 = 6 \\cdot 2` or
+`(x+1)^2 = x^2 + 2x + 1` from the reasoning, one step per adjacent pair in a chain, and judges
+each with exact rational arithmetic (sympy):
+
+- "correct": both sides are equal (numbers), or the equality is an identity (symbols);
+- "wrong": both sides are numbers and differ (decimals are allowed the rounding they show);
+- "unchecked": not a closed computation (an equation to solve like `2x + 3 = 7`, a side cut
+  short by words such as "50% of 80 = 40", or too large to evaluate safely).
+
+Expressions are parsed with Python's `ast` into a whitelist of nodes (numbers, single-letter
+symbols, + - * / ^, parentheses) and never `eval`ed, so a hostile completion cannot run code;
+sizes are capped so it cannot hang the grader either.
+
+process reward = min (or mean) of the checked steps' verdicts (1 correct, 0 wrong), and
+`no_steps_reward` (default 0) when nothing checkable was written.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from typing import Sequence
+
+import sympy as sp
+
+AGGREGATIONS = ("min", "mean")
+MAX_EXPR_CHARS = 200
+MAX_EXPONENT = 64
+MAX_DIGITS = 200
+MAX_BITS = 100_000  # largest numerator/denominator a step may build (2**100000 takes ~1 ms)
+MAX_DEGREE = 64  # largest polynomial degree an identity check may expand
+
+_LATEX = [
+    (re.compile(r"\\d?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"((\1)/(\2))"),
+    (re.compile(r"\\(?:times|cdot|ast)"), "*"),
+    (re.compile(r"\\div"), "/"),
+    (re.compile(r"\\left|\\right|\\[,;!: ]|\\quad|\\qquad"), " "),
+    (re.compile(r"\\boxed\s*\{([^{}]*)\}"), r"\1"),
+    (re.compile(r"[$]|\\\(|\\\)|\\\[|\\\]"), " "),
+]
+_UNICODE_OPS = str.maketrans({"×": "*", "·": "*", "÷": "/", "−": "-", "–": "-", "^": "^"})
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+#: one expression: numbers, operators, parentheses, spaces and single letters (variables)
+_EXPR = r"(?:[0-9.()+\-*/^\s]|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+"
+_CHAIN = re.compile(rf"{_EXPR}(?:=(?!=){_EXPR})+")
+#: words that mean an operation: a side next to one of them is cut short, so it is unchecked
+_OPERATOR_WORDS = {"of", "times", "plus", "minus", "by", "per", "over", "and", "squared",
+                   "cubed", "percent", "divided", "multiplied", "x"}
+
+
+@dataclass(frozen=True)
+class StepVerdict:
+    """One equality `lhs = rhs` and its verdict ("correct", "wrong", "unchecked")."""
+
+    lhs: str
+    rhs: str
+    verdict: str
+    line: int
+
+
+class _Unsafe(ValueError):
+    """An expression outside what the step verifier evaluates."""
+
+
+def _normalise(text: str) -> str:
+    for pattern, repl in _LATEX:
+        for _ in range(3):  # nested fractions unwrap from the inside out
+            text = pattern.sub(repl, text)
+    text = text.translate(_UNICODE_OPS).replace("{", "(").replace("}", ")")
+    return _THOUSANDS.sub("", text)
+
+
+def _to_sympy(node: ast.AST) -> sp.Expr:
+    if isinstance(node, ast.Expression):
+        return _to_sympy(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+            and not isinstance(node.value, bool):
+        if isinstance(node.value, int) and len(str(abs(node.value))) > MAX_DIGITS:
+            raise _Unsafe("number too large")
+        return sp.Rational(Fraction(str(node.value)))
+    if isinstance(node, ast.Name) and len(node.id) == 1:
+        return sp.Symbol(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _to_sympy(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp):
+        left, right = _to_sympy(node.left), _to_sympy(node.right)
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        if isinstance(node.op, ast.Div):
+            if right == 0:
+                raise _Unsafe("division by zero")
+            return left / right
+        if isinstance(node.op, ast.Pow):
+            if not (right.is_Integer and abs(int(right)) <= MAX_EXPONENT):
+                raise _Unsafe("exponent outside the checked range")
+            if left == 0 and right < 0:
+                raise _Unsafe("division by zero")
+            if left.free_symbols:
+                if _degree_bound(left) * abs(int(right)) > MAX_DEGREE:
+                    raise _Unsafe("polynomial degree too high")
+            elif left.is_Rational:
+                bits = max(abs(left.p).bit_length(), abs(left.q).bit_length())
+                if bits * abs(int(right)) > MAX_BITS:
+                    raise _Unsafe("number too large")
+            return left ** right
+    raise _Unsafe(f"unsupported syntax {type(node).__name__}")
+
+
+def _degree_bound(expr: sp.Expr) -> int:
+    """An upper bound on the total degree of `expr` without expanding it."""
+    if not expr.free_symbols:
+        return 0
+    if expr.is_Symbol:
+        return 1
+    if expr.is_Pow:
+        exponent = expr.exp
+        return _degree_bound(expr.base) * (abs(int(exponent)) if exponent.is_Integer else MAX_DEGREE + 1)
+    if expr.is_Mul:
+        return sum(_degree_bound(a) for a in expr.args)
+    return max((_degree_bound(a) for a in expr.args), default=0)
+
+
+def parse_side(text: str) -> sp.Expr:
+    """A sympy expression from one side of an equality (raises ValueError when unsupported)."""
+    text = text.strip()
+    if not text or len(text) > MAX_EXPR_CHARS:
+        raise _Unsafe("empty or too long")
+    text = re.sub(r"(\d|\))\s*(?=[A-Za-z(])", r"\1*", text)  # implicit products: 2x, 3(4), (a)(b)
+    text = re.sub(r"([A-Za-z])\s*(?=\()", r"\1*", text)
+    text = text.replace("^", "**")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as err:
+        raise _Unsafe(f"not an expression: {err.msg}") from None
+    return _to_sympy(tree)
+
+
+def _decimals(text: str) -> int | None:
+    places = [len(m) for m in re.findall(r"\d\.(\d+)", text)]
+    return min(places) if places else None
+
+
+def judge(lhs: str, rhs: str) -> str:
+    """The verdict on `lhs = rhs`."""
+    try:
+        left, right = parse_side(lhs), parse_side(rhs)
+    except (_Unsafe, ValueError, TypeError, ZeroDivisionError, RecursionError, OverflowError):
+        return "unchecked"
+    if left.free_symbols or right.free_symbols:
+        try:
+            identity = sp.expand(left - right) == 0
+        except Exception:  # noqa: BLE001 - sympy can fail on odd input; that step is unchecked
+            return "unchecked"
+        return "correct" if identity else "unchecked"
+    difference = abs(left - right)
+    if difference == 0:
+        return "correct"
+    places = _decimals(lhs + " " + rhs)
+    if places is not None and difference <= sp.Rational(1, 2) * sp.Rational(10) ** -places:
+        return "correct"
+    return "wrong"
+
+
+def _cut_short(line: str, start: int, end: int) -> bool:
+    """True when the chain's first or last side is glued to words around it (`50% of 80 = 40`,
+    `f(2) = 4`, `= 3 times 5`): those sides are not the whole computation."""
+    if (start > 0 and re.match(r"[A-Za-z_%\\]", line[start - 1])) or \
+            (end < len(line) and re.match(r"[A-Za-z_%^\\]", line[end])):
+        return True
+    before = re.findall(r"[A-Za-z%]+", line[:start][-24:])
+    after = re.findall(r"[A-Za-z%^]+", line[end:][:24])
+    prev_word = before[-1].lower() if before and line[:start].rstrip().endswith(before[-1]) else ""
+    next_word = after[0].lower() if after and line[end:].lstrip().startswith(after[0]) else ""
+    return (prev_word in _OPERATOR_WORDS or next_word in _OPERATOR_WORDS
+            or line[:start].rstrip().endswith("%") or line[end:].lstrip().startswith(("%", "^")))
+
+
+def extract_steps(reasoning: str) -> list[StepVerdict]:
+    """Every equality step written in `reasoning`, judged."""
+    steps: list[StepVerdict] = []
+    for number, raw in enumerate(reasoning.splitlines(), start=1):
+        line = _normalise(raw)
+        for match in _CHAIN.finditer(line):
+            sides = [s.strip() for s in match.group(0).split("=")]
+            if any(not re.search(r"[0-9A-Za-z]", s) for s in sides):
+                continue
+            cut = _cut_short(line, match.start(), match.end())
+            for i, (lhs, rhs) in enumerate(zip(sides, sides[1:])):
+                edge = (i == 0) or (i == len(sides) - 2)
+                verdict = "unchecked" if cut and edge else judge(lhs, rhs)
+                steps.append(StepVerdict(lhs, rhs, verdict, number))
+    return steps
+
+
+def process_reward(steps: Sequence[StepVerdict], aggregation: str = "min",
+                   no_steps_reward: float = 0.0) -> float:
+    """min or mean of the checked steps (1 correct, 0 wrong); `no_steps_reward` if none."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {list(AGGREGATIONS)}, got {aggregation!r}")
+    values = [1.0 if s.verdict == "correct" else 0.0 for s in steps if s.verdict != "unchecked"]
+    if not values:
+        return float(no_steps_reward)
+    return min(values) if aggregation == "min" else sum(values) / len(values)
+
+
+def verify_steps(reasoning: str, aggregation: str = "min", no_steps_reward: float = 0.0) -> dict:
+    """Per-step verdicts and the process reward, as plain data for `info["process"]`."""
+    steps = extract_steps(reasoning)
+    return {"reward": process_reward(steps, aggregation, no_steps_reward),
+            "aggregation": aggregation,
+            "checked": sum(s.verdict != "unchecked" for s in steps),
+            "wrong": sum(s.verdict == "wrong" for s in steps),
+            "steps": [asdict(s) for s in steps]}
