@@ -48,7 +48,7 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _EXPR = r"(?:[0-9.()+\-*/^\s]|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+"
 _CHAIN = re.compile(rf"{_EXPR}(?:=(?!=){_EXPR})+")
 #: words that mean an operation: a side next to one of them is cut short, so it is unchecked
-_OPERATOR_WORDS = {"of", "times", "plus", "minus", "by", "per", "over", "and", "squared",
+_OPERATOR_WORDS = {"of", "times", "plus", "minus", "by", "per", "over", "squared",
                    "cubed", "percent", "divided", "multiplied", "x"}
 
 
@@ -173,6 +173,9 @@ def judge(lhs: str, rhs: str) -> str:
 def _cut_short(line: str, start: int, end: int) -> bool:
     """True when the chain's first or last side is glued to words around it (`50% of 80 = 40`,
     `f(2) = 4`, `= 3 times 5`): those sides are not the whole computation."""
+    matched = line[start:end]
+    start += len(matched) - len(matched.lstrip())
+    end -= len(matched) - len(matched.rstrip())
     if (start > 0 and re.match(r"[A-Za-z_%\\]", line[start - 1])) or \
             (end < len(line) and re.match(r"[A-Za-z_%^\\]", line[end])):
         return True

@@ -33,8 +33,10 @@ class SolvabilityFilter(gym.Wrapper):
     Kimi k1.5 recipe. Rates come from `pass_rates` (file, mapping or PassRates) or, failing
     that, from the task's own `difficulty.pass_rate`.
 
-    A finite source is filtered once up front (`eligible`); otherwise tasks are drawn and
-    rejected until one fits (`max_tries`). `rejected` counts the draws thrown away.
+    A finite source is filtered once up front (`eligible`); so is a procedural one whose
+    measured tasks carry their source ids (`rlvr difficulty estimate` stores them; the source
+    regenerates each task from it). Otherwise tasks are drawn and rejected until one fits
+    (`max_tries`); `rejected` counts the draws thrown away.
     """
 
     def __init__(self, env: gym.Env, pass_rates: Any = None, lo: float = 0.0, hi: float = 1.0, *,
@@ -46,6 +48,8 @@ class SolvabilityFilter(gym.Wrapper):
         self.rejected = 0
         self._rng = np.random.default_rng()
         tasks = _finite_tasks(env)
+        if tasks is None:
+            tasks = self._regenerate_measured(env)
         self.eligible: list[Task] | None = None
         if tasks is not None:
             self.eligible = [t for t in tasks if self._fits(t.id, t.difficulty.pass_rate)]
@@ -54,6 +58,22 @@ class SolvabilityFilter(gym.Wrapper):
                                  f"{'[' if inclusive else '('}{lo}, {hi}{']' if inclusive else ')'}"
                                  f" ({len(self.pass_rates)} measured); measure them with "
                                  f"`rlvr difficulty estimate` or widen the range")
+
+    def _regenerate_measured(self, env: gym.Env) -> list[Task] | None:
+        source = getattr(env.unwrapped, "source", None)
+        if source is None or not self.pass_rates.rates:
+            return None
+        tasks = []
+        for entry in self.pass_rates.rates.values():
+            if entry.source_id is None:
+                return None
+            try:
+                task = source.get(entry.source_id)
+            except (KeyError, ValueError):
+                continue
+            if task.id == entry.task_id:
+                tasks.append(task)
+        return tasks or None
 
     def _fits(self, task_id: str, own_rate: float | None) -> bool:
         rate = self.pass_rates.get(task_id)
