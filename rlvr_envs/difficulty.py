@@ -10,9 +10,10 @@ by task id; `PassRates.get(task_id)` and the `MeasuredDifficulty` wrapper put th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from rlvr_envs.core.task import Task
 

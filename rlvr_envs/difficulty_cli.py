@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -49,10 +49,10 @@ def estimate_command(
     policy: str = typer.Option(..., help="policy name (gold, null, random, a model) or "
                                          "package.module:callable"),
     k: int = typer.Option(8, "-k", help="completions sampled per task"),
-    tasks: Optional[int] = typer.Option(None, help="tasks to measure (default: all of a finite "
+    tasks: int | None = typer.Option(None, help="tasks to measure (default: all of a finite "
                                                    "source, 100 procedural ones)"),
     seed: int = typer.Option(0, help="first reset seed for procedural sources; sampling seed"),
-    out: Optional[Path] = typer.Option(None, help="output .json or .parquet (default: next to "
+    out: Path | None = typer.Option(None, help="output .json or .parquet (default: next to "
                                                   "the env's data, else runs/difficulty/)"),
     env_kwargs: str = typer.Option("{}", help="gym.make kwargs as JSON"),
     max_new_tokens: int = typer.Option(512, help="generation cap for model policies"),

@@ -79,7 +79,7 @@ def boxed_spans(text: str) -> list[str]:
 
 
 def answer_tag_spans(text: str) -> list[str]:
-    return re.findall(r"<answer>(.*?)</answer>", text, re.S)
+    return re.findall(r"<answer>(.*?)</answer>", text, re.DOTALL)
 
 
 def _check_think(completion: str, mode: str) -> tuple[str | None, Sections]:

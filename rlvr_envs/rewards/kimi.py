@@ -9,7 +9,7 @@ The penalty is multiplied by `weight` and is 0 for the first `warmup_steps` trai
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def kimi_length_penalty(lengths: Sequence[int], correct: Sequence[bool], *, weight: float = 1.0,

@@ -6,7 +6,8 @@ the length-at-cap monitor) measures through `measure_length`, so all of them agr
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any, Union
 
 #: a Hugging Face tokenizer (anything with `.encode(text)`), or a callable text -> token count
 Tokenizer = Union[Any, Callable[[str], int]]

@@ -18,8 +18,9 @@ import threading
 import unicodedata
 import zlib
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from rlvr_envs.rewards.format import answer_tag_spans, boxed_spans, split_reasoning
 

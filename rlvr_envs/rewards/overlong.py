@@ -10,8 +10,8 @@ trainers mask those out of the loss (DAPO's overlong filtering; TRL's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Sequence
 
 import sympy as sp
 

@@ -16,8 +16,9 @@ their mix) and the shaping components; the reward stays `sum(breakdown.values())
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 from rlvr_envs.core.scoring import Score, Scorer
 from rlvr_envs.core.task import Task

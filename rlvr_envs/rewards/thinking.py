@@ -13,8 +13,9 @@ with T the reasoning length (tokens with a tokenizer, else characters).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from rlvr_envs.rewards.format import THINKING_MODES, check_thinking_mode
 

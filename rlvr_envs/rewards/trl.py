@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rlvr_envs.core.task import Task
 from rlvr_envs.rewards.format import check_format, split_reasoning

@@ -6,7 +6,8 @@ inner env through `options={"task": ...}`, so the scoring path is untouched.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

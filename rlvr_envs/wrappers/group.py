@@ -8,7 +8,8 @@ the group-level components: the Kimi k1.5 length penalty (`length_penalty` in ea
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

@@ -2,11 +2,11 @@
 
 import gymnasium as gym
 import pytest
+from rlvr_envs.tasks.math.scoring import MathScorer
 
 import rlvr_envs
 from rlvr_envs.core.task import Task
 from rlvr_envs.rewards.shaped import ShapedScorer, ShapingConfig, shape
-from rlvr_envs.tasks.math.scoring import MathScorer
 
 TASK = Task(prompt="Compute 6 * 7.", answer="42", family="math")
 
@@ -114,7 +114,7 @@ def test_hybrid_mode_per_episode():
         assert info["messages"][-1]["content"].endswith(prompt.rsplit(" ", 1)[1])
         answer = info["task"]["answer"]
         reasoning = "" if mode == "on" else "thinking anyway"  # the wrong behaviour for the mode
-        _, reward, *_, step_info = env.step(f"<think>{reasoning}</think>\\boxed{{{answer}}}")
+        _, _, *_, step_info = env.step(f"<think>{reasoning}</think>\\boxed{{{answer}}}")
         assert step_info["reward_breakdown"]["format"] == 0.0, step_info["format"]
     assert set(modes) == {"on", "off"}
     again = [env.reset(seed=s)[1]["task"]["metadata"]["thinking_mode"] for s in range(12)]

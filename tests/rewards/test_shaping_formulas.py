@@ -6,8 +6,13 @@ from rlvr_envs.rewards.format import check_format, format_reward, split_reasonin
 from rlvr_envs.rewards.kimi import kimi_length_penalty
 from rlvr_envs.rewards.lengths import measure_length
 from rlvr_envs.rewards.overlong import OverlongConfig, is_truncated, soft_overlong_penalty
-from rlvr_envs.rewards.thinking import (ThinkingBudget, episode_mode, mode_from_prompt,
-                                        tag_prompt, thinking_budget_penalty)
+from rlvr_envs.rewards.thinking import (
+    ThinkingBudget,
+    episode_mode,
+    mode_from_prompt,
+    tag_prompt,
+    thinking_budget_penalty,
+)
 
 # -- R1 format -------------------------------------------------------------------------------------
 

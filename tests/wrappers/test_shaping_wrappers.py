@@ -2,18 +2,22 @@
 solvability filter, online curriculum."""
 
 import gymnasium as gym
-import numpy as np
 import pytest
+from rlvr_envs.tasks.math.scoring import MathScorer
 
-import rlvr_envs
 from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.prompts import answer_system_prompt
 from rlvr_envs.core.sources import TaskList
 from rlvr_envs.core.task import Difficulty, Task
 from rlvr_envs.difficulty import PassRates
-from rlvr_envs.tasks.math.scoring import MathScorer
-from rlvr_envs.wrappers import (GroupScoring, HackingMonitor, MeasuredDifficulty,
-                                OnlineCurriculum, RewardShaping, SolvabilityFilter)
+from rlvr_envs.wrappers import (
+    GroupScoring,
+    HackingMonitor,
+    MeasuredDifficulty,
+    OnlineCurriculum,
+    RewardShaping,
+    SolvabilityFilter,
+)
 
 
 def list_env(tasks):
