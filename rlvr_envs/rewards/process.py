@@ -44,9 +44,6 @@ _LATEX = [
 ]
 _UNICODE_OPS = str.maketrans({"×": "*", "·": "*", "÷": "/", "−": "-", "–": "-", "^": "^"})
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-#: one expression: numbers, operators, parentheses, spaces and single letters (variables)
-_EXPR = r"(?:[0-9.()+\-*/^\s]|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+"
-_CHAIN = re.compile(rf"{_EXPR}(?:=(?!=){_EXPR})+")
 #: words that mean an operation: a side next to one of them is cut short, so it is unchecked
 _OPERATOR_WORDS = {"of", "times", "plus", "minus", "by", "per", "over", "squared",
                    "cubed", "percent", "divided", "multiplied", "x"}
@@ -170,37 +167,99 @@ def judge(lhs: str, rhs: str) -> str:
     return "wrong"
 
 
-def _cut_short(line: str, start: int, end: int) -> bool:
-    """True when the chain's first or last side is glued to words around it (`50% of 80 = 40`,
-    `f(2) = 4`, `= 3 times 5`): those sides are not the whole computation."""
-    matched = line[start:end]
-    start += len(matched) - len(matched.lstrip())
-    end -= len(matched) - len(matched.rstrip())
-    if (start > 0 and re.match(r"[A-Za-z_%\\]", line[start - 1])) or \
-            (end < len(line) and re.match(r"[A-Za-z_%^\\]", line[end])):
+MAX_STEPS = 500  # a completion with more equalities is judged on its first MAX_STEPS
+_SPLIT_EQUALS = re.compile(r"(?<![<>!=])=(?!=)")
+_PLAIN_EXPR_CHARS = set("0123456789.()+-*/^ \t")
+
+
+def _is_expr_char(text: str, i: int) -> bool:
+    ch = text[i]
+    if ch in _PLAIN_EXPR_CHARS:
         return True
-    before = re.findall(r"[A-Za-z%]+", line[:start][-24:])
-    after = re.findall(r"[A-Za-z%^]+", line[end:][:24])
-    prev_word = before[-1].lower() if before and line[:start].rstrip().endswith(before[-1]) else ""
-    next_word = after[0].lower() if after and line[end:].lstrip().startswith(after[0]) else ""
-    return (prev_word in _OPERATOR_WORDS or next_word in _OPERATOR_WORDS
-            or line[:start].rstrip().endswith("%") or line[end:].lstrip().startswith(("%", "^")))
+    if ch.isascii() and ch.isalpha():  # a single-letter variable, not part of a word
+        return not ((i > 0 and text[i - 1].isalpha()) or
+                    (i + 1 < len(text) and text[i + 1].isalpha()))
+    return False
+
+
+def _expr_suffix_start(text: str) -> int:
+    i = len(text)
+    while i > 0 and _is_expr_char(text, i - 1):
+        i -= 1
+    return i
+
+
+def _expr_prefix_end(text: str) -> int:
+    i = 0
+    while i < len(text) and _is_expr_char(text, i):
+        i += 1
+    return i
+
+
+def _glued_before(before: str) -> bool:
+    """True when the text before a chain's first side is part of its computation (a word such
+    as "of" in "50% of 80 = 40", a function name in "f(2) = 4", a percent sign)."""
+    stripped = before.rstrip()
+    if not stripped:
+        return False
+    if len(stripped) == len(before) and re.match(r"[A-Za-z_%\\]", stripped[-1]):
+        return True
+    words = re.findall(r"[A-Za-z%]+$", stripped)
+    return stripped.endswith("%") or (bool(words) and words[0].lower() in _OPERATOR_WORDS)
+
+
+def _glued_after(after: str) -> bool:
+    stripped = after.lstrip()
+    if not stripped:
+        return False
+    if len(stripped) == len(after) and re.match(r"[A-Za-z_%^\\]", stripped[0]):
+        return True
+    words = re.findall(r"^[A-Za-z%]+", stripped)
+    return stripped.startswith(("%", "^")) or (bool(words) and words[0].lower() in _OPERATOR_WORDS)
+
+
+def _chains(line: str) -> list[tuple[list[str], bool, bool]]:
+    """Each chain `a = b = c` of a line: its sides, and whether its first / last side is cut
+    short by the words around it. Linear in the line's length (no regex backtracking)."""
+    parts = _SPLIT_EQUALS.split(line)
+    chains = []
+    i = 0
+    while i < len(parts) - 1:
+        head = parts[i]
+        start = _expr_suffix_start(head)
+        start += len(head[start:]) - len(head[start:].lstrip())  # spaces belong to the context
+        sides = [head[start:]]
+        cut_start = _glued_before(head[:start])
+        j = i + 1
+        while j < len(parts) - 1 and _expr_prefix_end(parts[j]) == len(parts[j]):
+            sides.append(parts[j])
+            j += 1
+        tail = parts[j]
+        end = _expr_prefix_end(tail)
+        end -= len(tail[:end]) - len(tail[:end].rstrip())
+        sides.append(tail[:end])
+        cut_end = _glued_after(tail[end:])
+        chains.append((sides, cut_start, cut_end))
+        i = j  # the tail part may open the next chain with its own suffix
+    return chains
 
 
 def extract_steps(reasoning: str) -> list[StepVerdict]:
-    """Every equality step written in `reasoning`, judged."""
+    """Every equality step written in `reasoning`, judged (at most MAX_STEPS)."""
     steps: list[StepVerdict] = []
     for number, raw in enumerate(reasoning.splitlines(), start=1):
-        line = _normalise(raw)
-        for match in _CHAIN.finditer(line):
-            sides = [s.strip() for s in match.group(0).split("=")]
-            if any(not re.search(r"[0-9A-Za-z]", s) for s in sides):
+        if "=" not in raw:
+            continue
+        for sides, cut_start, cut_end in _chains(_normalise(raw)):
+            sides = [side.strip() for side in sides]
+            if any(not re.search(r"[0-9A-Za-z]", side) for side in sides):
                 continue
-            cut = _cut_short(line, match.start(), match.end())
-            for i, (lhs, rhs) in enumerate(zip(sides, sides[1:])):
-                edge = (i == 0) or (i == len(sides) - 2)
-                verdict = "unchecked" if cut and edge else judge(lhs, rhs)
-                steps.append(StepVerdict(lhs, rhs, verdict, number))
+            for k, (lhs, rhs) in enumerate(zip(sides, sides[1:])):
+                cut = (k == 0 and cut_start) or (k == len(sides) - 2 and cut_end)
+                steps.append(StepVerdict(lhs, rhs, "unchecked" if cut else judge(lhs, rhs),
+                                         number))
+                if len(steps) >= MAX_STEPS:
+                    return steps
     return steps
 
 

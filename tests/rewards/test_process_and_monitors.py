@@ -73,3 +73,12 @@ def test_hacking_counters():
     assert logged["hacking/several_answers"] == 1 and logged["hacking/several_answers_rate"] == 0.5
     counters.reset()
     assert counters.as_dict()["hacking/episodes"] == 0
+
+
+def test_hostile_reasoning_is_bounded():
+    from rlvr_envs.rewards.process import MAX_STEPS
+
+    many = verify_steps("1+1 = 2\n" * 5000)
+    assert len(many["steps"]) == MAX_STEPS and many["reward"] == 1.0
+    assert verify_steps("1 " * 200_000 + "= 1")["checked"] == 0   # a side too long to judge
+    assert verify_steps("(" * 5000 + "1" + ")" * 5000 + " = 1")["checked"] == 0
