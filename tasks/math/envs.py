@@ -11,6 +11,7 @@ from rlvr_envs.registry import register_env
 from rlvr_envs.tasks.math.generators import GENERATORS
 from rlvr_envs.tasks.math.scoring import MathScorer
 from rlvr_envs.verify.math import check_gold
+from rlvr_envs.wrappers.shaping import with_shaping
 
 
 def _levels(difficulty: int | Sequence[int] | None) -> tuple[int, ...]:
@@ -46,8 +47,8 @@ def make_arithmetic_env(*, difficulty: int | Sequence[int] | None = None,
                          answer_format=answer_format, timeout=timeout, render_mode=render_mode)
 
 
-register_env("rlvr/Math-v0", make_math_env,
+register_env("rlvr/Math-v0", with_shaping(make_math_env),
              "Procedural math (arithmetic, fractions, equations, algebra, calculus, word problems)",
              family="math")
-register_env("rlvr/Arithmetic-v0", make_arithmetic_env,
+register_env("rlvr/Arithmetic-v0", with_shaping(make_arithmetic_env),
              "Multi-step integer arithmetic with digits and steps growing by level", family="math")

@@ -1,0 +1,163 @@
+"""DeepSeek-R1 format reward: one `<think>…</think>` block first, then exactly one answer.
+
+Strict by default: tags balanced and in order, no nesting, nothing after the answer that looks
+like a second one. With a thinking mode (Qwen3 style) the think block's content is checked too:
+`on` wants reasoning in it, `off` wants it empty, `hybrid` accepts either.
+`split_reasoning` gives the two sections so the verifier grades only the answer section.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rlvr_envs.core.prompts import THINKING_MODES
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
+_BOXED = re.compile(r"\\boxed\s*\{")
+
+
+@dataclass(frozen=True)
+class Sections:
+    """A completion cut into its reasoning (inside the think block) and its answer section."""
+
+    reasoning: str
+    answer: str
+    has_think_block: bool
+
+
+@dataclass(frozen=True)
+class FormatVerdict:
+    """ok: the completion keeps the format; reason: "ok" or what broke it."""
+
+    ok: bool
+    reason: str
+    sections: Sections
+
+    @property
+    def reward(self) -> float:
+        return 1.0 if self.ok else 0.0
+
+
+def check_thinking_mode(mode: str | None) -> str | None:
+    if mode is not None and mode not in THINKING_MODES:
+        raise ValueError(f"thinking must be one of {list(THINKING_MODES)} or None, got {mode!r}")
+    return mode
+
+
+def split_reasoning(completion: str) -> Sections:
+    """Reasoning = the first think block's content; answer = the text after its `</think>`.
+
+    An opened but never closed think block leaves no answer section (the model never got out
+    of its reasoning); a completion without think tags is all answer.
+    """
+    start = completion.find(THINK_OPEN)
+    if start < 0:
+        if THINK_CLOSE in completion:  # a stray closing tag: everything before it was reasoning
+            before, _, after = completion.partition(THINK_CLOSE)
+            return Sections(before, after, True)
+        return Sections("", completion, False)
+    end = completion.find(THINK_CLOSE, start)
+    if end < 0:
+        return Sections(completion[start + len(THINK_OPEN):], "", True)
+    return Sections(completion[start + len(THINK_OPEN):end], completion[end + len(THINK_CLOSE):],
+                    True)
+
+
+def boxed_spans(text: str) -> list[str]:
+    """Contents of every balanced `\\boxed{…}` in `text`, in order."""
+    found = []
+    for match in _BOXED.finditer(text):
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0:
+            found.append(text[match.end():i - 1])
+    return found
+
+
+def answer_tag_spans(text: str) -> list[str]:
+    return re.findall(r"<answer>(.*?)</answer>", text, re.DOTALL)
+
+
+def _check_think(completion: str, mode: str) -> tuple[str | None, Sections]:
+    sections = split_reasoning(completion)
+    opens, closes = completion.count(THINK_OPEN), completion.count(THINK_CLOSE)
+    if opens == 0 and closes == 0:
+        return "missing_think", sections
+    if opens != closes:
+        return "think_tags_unbalanced", sections
+    if completion.find(THINK_CLOSE) < completion.find(THINK_OPEN):
+        return "think_tags_out_of_order", sections
+    if opens > 1:
+        first_close = completion.find(THINK_CLOSE)
+        nested = THINK_OPEN in completion[completion.find(THINK_OPEN) + 1:first_close]
+        return ("nested_think" if nested else "several_think_blocks"), sections
+    if completion[:completion.find(THINK_OPEN)].strip():
+        return "think_not_first", sections
+    if mode == "off" and sections.reasoning.strip():
+        return "reasoning_in_no_think", sections
+    if mode == "on" and not sections.reasoning.strip():
+        return "empty_reasoning", sections
+    return None, sections
+
+
+def _check_answer(answer: str, answer_format: str) -> str | None:
+    if answer_format == "r1":
+        opens, closes = answer.count(ANSWER_OPEN), answer.count(ANSWER_CLOSE)
+        if opens == 0 and closes == 0:
+            return "missing_answer"
+        if opens != 1 or closes != 1:
+            return "several_answers" if opens == closes else "answer_tags_unbalanced"
+        head, _, rest = answer.partition(ANSWER_OPEN)
+        body, _, tail = rest.partition(ANSWER_CLOSE)
+        if ANSWER_CLOSE in head:
+            return "answer_tags_out_of_order"
+        if head.strip():
+            return "text_before_answer"
+        if not body.strip():
+            return "empty_answer"
+        if _BOXED.search(tail):
+            return "several_answers"
+        return None
+    if ANSWER_OPEN in answer or ANSWER_CLOSE in answer:
+        return "unexpected_answer_tags"
+    spans = boxed_spans(answer)
+    if not spans:
+        return "missing_answer"
+    if len(spans) > 1:
+        return "several_answers"
+    if not spans[0].strip():
+        return "empty_answer"
+    return None
+
+
+def check_format(completion: str, answer_format: str = "r1", thinking: str | None = "on"
+                 ) -> FormatVerdict:
+    """The R1 format verdict for one completion.
+
+    answer_format: "r1" (`<answer>…</answer>`) or "boxed" (`\\boxed{…}`) after the think block.
+    thinking: "on" (reasoning required in the think block), "off" (the think block must be
+    empty), "hybrid" (either), None (same as "on": the R1 recipe).
+    """
+    if answer_format not in ("r1", "boxed"):
+        raise ValueError(f"answer_format must be 'r1' or 'boxed', got {answer_format!r}")
+    mode = check_thinking_mode(thinking) or "on"
+    if not isinstance(completion, str):
+        raise TypeError(f"a completion must be a str, got {type(completion).__name__}")
+    problem, sections = _check_think(completion, mode)
+    if problem is None:
+        problem = _check_answer(sections.answer, answer_format)
+    return FormatVerdict(problem is None, problem or "ok", sections)
+
+
+def format_reward(completion: str, answer_format: str = "r1", thinking: str | None = "on") -> float:
+    """1.0 when the completion keeps the R1 format (see `check_format`), else 0.0."""
+    return check_format(completion, answer_format, thinking).reward
+
+
+def format_rewards(completions: list[str], answer_format: str = "r1",
+                   thinking: str | None = "on") -> list[float]:
+    return [format_reward(c, answer_format, thinking) for c in completions]
