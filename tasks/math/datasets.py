@@ -57,15 +57,14 @@ class RowTask:
 
 # -- GSM8K schema: question, answer ending in "#### x" -------------------------------------------
 
-_GSM8K_FINAL = re.compile(r"####\s*(?P<gold>[^\n]*?)\s*$")
 _GSM8K_CALCULATION = re.compile(r"<<[^<>]*>>")
 
 
 def gsm8k_gold(answer: str) -> str:
     """The number after the final `####` of a GSM8K answer, commas stripped."""
-    match = _GSM8K_FINAL.search(answer.rstrip())
-    gold = match["gold"].replace(",", "").strip() if match else ""
-    if not gold:
+    tail = answer.rsplit("####", 1)[1].strip() if "####" in answer else ""
+    gold = tail.replace(",", "")
+    if not gold or "\n" in gold:
         raise ValueError("the answer does not end with a '#### <final answer>' line")
     return gold
 
