@@ -62,24 +62,65 @@ def _looks_constant(f: sp.Expr, c: int) -> bool:
     return abs(a - b) < 1e-9
 
 
+Jet = tuple  # (g(c), g'(c), g''(c)) as exact rationals, up to the derivative order asked
+
+
+def _atom_jet(atom: sp.Expr, c: int, order: int) -> Jet | None:
+    values = []
+    if atom.is_polynomial(X):  # Poly arithmetic is far faster than Expr.diff on powers
+        poly = sp.Poly(atom, X)
+        for _ in range(order + 1):
+            values.append(poly.eval(c))
+            poly = poly.diff(X)
+    else:
+        expr = atom
+        for _ in range(order + 1):
+            values.append(expr.subs(X, c))
+            expr = expr.diff(X)
+    return tuple(values) if all(v.is_Rational for v in values) else None
+
+
+def _combine(op: str, a: Jet, b: Jet) -> Jet | None:
+    """The jet of a+b, a*b or a/b at the point from the jets of a and b (Leibniz rule), so the
+    derivative of the whole function is never expanded symbolically (slow for deep products)."""
+    if op == "+":
+        return tuple(x + y for x, y in zip(a, b))
+    if op == "*":
+        out = [a[0] * b[0], a[1] * b[0] + a[0] * b[1]]
+        if len(a) > 2:
+            out.append(a[2] * b[0] + 2 * a[1] * b[1] + a[0] * b[2])
+        return tuple(out)
+    if b[0] == 0:
+        return None  # a pole at the point
+    q0 = a[0] / b[0]
+    q1 = (a[1] - q0 * b[1]) / b[0]
+    return (q0, q1) if len(a) == 2 else (q0, q1, (a[2] - 2 * q1 * b[1] - q0 * b[2]) / b[0])
+
+
 def derivative(rng: random.Random, level: int) -> Generated:
     """f'(c) for f built from 1 + (level-1)//2 blocks (polynomials at levels 1-2; exp, sin, cos
-    from 3; powers and square roots from 4; ln and quotients from 5); f''(c) from level 8."""
+    from 3; powers and square roots from 4; ln and quotients from 5); f''(c) from level 8.
+
+    The value is computed with sympy: each block is differentiated symbolically at the point and
+    the blocks' values combine by the sum, product and quotient rules in exact arithmetic.
+    """
     check_level(level, "derivative")
     n_atoms = 1 + (level - 1) // 2
     order = 2 if level >= 8 else 1
     while True:
         c = rng.randint(-1 - level // 2, 1 + level // 2)
         f = _atom(rng, level, c)
+        jet = _atom_jet(f, c, order)
         for _ in range(n_atoms - 1):
             op = rng.choice("+*/" if level >= 5 else "+*")
             g = _atom(rng, level, c)
+            g_jet = _atom_jet(g, c, order)
+            jet = _combine(op, jet, g_jet) if jet is not None and g_jet is not None else None
             f = f + g if op == "+" else f * g if op == "*" else f / g
-        if f.free_symbols != {X} or _looks_constant(f, c):
+        if jet is None or f.free_symbols != {X} or _looks_constant(f, c):
             continue
-        value = sp.diff(f, X, order).subs(X, c)
-        if value.is_Rational:
-            break
+        value = sp.Rational(jet[order])
+        break
     prime = "'" * order
     prompt = (f"Let $f(x) = {sp.latex(f, ln_notation=True)}$. Compute $f{prime}({c})$. Give the "
               f"exact value.")

@@ -10,6 +10,7 @@ import random
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -47,8 +48,9 @@ def test_same_seed_same_task_and_seeds_differ(name):
 
 
 def test_generation_is_identical_in_another_process_with_another_hash_seed():
-    code = ("import sys; sys.path.insert(0, %r); import test_math_generators as t; "
-            "print(t.digest_all())" % str(__import__("pathlib").Path(__file__).parent))
+    here = str(Path(__file__).parent)
+    code = f"import sys; sys.path.insert(0, {here!r}); import test_math_generators as t; " \
+           "print(t.digest_all())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONHASHSEED": "12345", "PATH": ""})
     assert out.stdout.strip().splitlines()[-1] == digest_all()
