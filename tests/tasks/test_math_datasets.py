@@ -180,3 +180,18 @@ def test_bundled_samples_load_and_every_gold_is_checked():
                  for n, p in (("gsm8k", GSM8K_SAMPLE), ("math", MATH_SAMPLE)))
     assert len(gsm) >= 10 and len(math) >= 10
     assert {t.difficulty.level for t in math} >= {1, 2, 3}
+
+
+def test_a_hub_style_snapshot_directory_loads_by_config_and_split(tmp_path):
+    """The layout `huggingface-cli download openai/gsm8k` leaves: README configs + parquet."""
+    from conftest import write_parquet
+
+    (tmp_path / "main").mkdir()
+    write_parquet(tmp_path / "main" / "test-00000-of-00001.parquet", GSM8K_ROWS)
+    write_parquet(tmp_path / "main" / "train-00000-of-00001.parquet", GSM8K_ROWS[:2])
+    (tmp_path / "README.md").write_text(
+        "---\nconfigs:\n- config_name: main\n  data_files:\n  - split: train\n"
+        "    path: main/train-*\n  - split: test\n    path: main/test-*\n---\n")
+    assert len(load_math_dataset("gsm8k", path=tmp_path, config="main", split="test")) == 4
+    train = load_math_dataset("gsm8k", path=tmp_path, config="main", split="train")
+    assert [t.answer for t in train] == ["37", "3600"] and train[0].split == "train"
