@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import GSM8K_ROWS, MATH_ROWS, write_jsonl
+from math_fixture_data import GSM8K_ROWS, MATH_ROWS, write_jsonl
 from rlvr_envs.tasks.math import datasets as mds
 from rlvr_envs.tasks.math.datasets import (MathDatasetNotFound, gsm8k_gold, gsm8k_steps,
                                            last_boxed, load_math_dataset, math_level)
@@ -184,7 +184,7 @@ def test_bundled_samples_load_and_every_gold_is_checked():
 
 def test_a_hub_style_snapshot_directory_loads_by_config_and_split(tmp_path):
     """The layout `huggingface-cli download openai/gsm8k` leaves: README configs + parquet."""
-    from conftest import write_parquet
+    from math_fixture_data import write_parquet
 
     (tmp_path / "main").mkdir()
     write_parquet(tmp_path / "main" / "test-00000-of-00001.parquet", GSM8K_ROWS)
