@@ -1,54 +1,133 @@
-"""The math envs and their registration: rlvr/Math-v0 and friends."""
+"""The math envs and their registration: rlvr/Math-v0, rlvr/Arithmetic-v0, rlvr/GSM8K-v0,
+rlvr/MATH-v0.
+
+All four are `SingleTurnEnv`s scored by `MathScorer`; they differ in their task source
+(procedural generators or a GSM8K / MATH-schema dataset).
+"""
 
 from __future__ import annotations
 
-from typing import Sequence
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.prompts import answer_system_prompt
-from rlvr_envs.core.sources import ProceduralSource
+from rlvr_envs.core.sources import ProceduralSource, TaskSource
 from rlvr_envs.registry import register_env
-from rlvr_envs.tasks.math.generators import GENERATORS
+from rlvr_envs.tasks.math.datasets import GSM8K, MATH, MathDataset, load_math_dataset
+from rlvr_envs.tasks.math.generators import GENERATORS, MAX_LEVEL
 from rlvr_envs.tasks.math.scoring import MathScorer
 from rlvr_envs.verify.math import check_gold
 from rlvr_envs.wrappers.shaping import with_shaping
 
+DATA_DIR = Path(__file__).parent / "data"
+GSM8K_SAMPLE = DATA_DIR / "gsm8k_sample.jsonl"
+MATH_SAMPLE = DATA_DIR / "math_sample.jsonl"
 
-def _levels(difficulty: int | Sequence[int] | None) -> tuple[int, ...]:
+
+def _levels(difficulty: int | Sequence[int] | None,
+            default: tuple[int, ...] | None) -> tuple[int, ...] | None:
     if difficulty is None:
-        return (1, 2, 3)
-    if isinstance(difficulty, int):
-        return (difficulty,)
-    return tuple(difficulty)
+        return default
+    levels = (difficulty,) if isinstance(difficulty, int) else tuple(difficulty)
+    if not levels or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
+                             for v in levels):
+        raise ValueError(f"difficulty must be a level (int >= 1) or a list of levels, "
+                         f"got {difficulty!r}")
+    return levels
 
 
-def make_math_env(*, families: Sequence[str] | None = None,
-                  difficulty: int | Sequence[int] | None = None, answer_format: str = "boxed",
-                  timeout: float = 1.0, max_prompt_chars: int = 65_536,
-                  max_completion_chars: int = 1_000_000,
-                  render_mode: str | None = None) -> SingleTurnEnv:
-    """Procedural math: a mixture of generator families at the given difficulty level(s)."""
-    names = list(families) if families is not None else list(GENERATORS)
-    unknown = [n for n in names if n not in GENERATORS]
-    if unknown or not names:
-        raise ValueError(f"unknown math families {unknown or names}; known: {sorted(GENERATORS)}")
-    source = ProceduralSource({n: GENERATORS[n] for n in names}, family="math",
-                              name="procedural-math", levels=_levels(difficulty),
-                              validate=check_gold)
+def _env(source: TaskSource, answer_format: str, timeout: float, max_prompt_chars: int,
+         max_completion_chars: int, render_mode: str | None) -> SingleTurnEnv:
     return SingleTurnEnv(source, MathScorer(answer_format, timeout),
                          answer_system_prompt(answer_format), max_prompt_chars=max_prompt_chars,
                          max_completion_chars=max_completion_chars, render_mode=render_mode)
 
 
+def make_math_env(*, families: Sequence[str] | None = None,
+                  difficulty: int | Sequence[int] | None = None,
+                  weights: Mapping[str, float] | None = None, answer_format: str = "boxed",
+                  timeout: float = 1.0, max_prompt_chars: int = 65_536,
+                  max_completion_chars: int = 1_000_000,
+                  render_mode: str | None = None) -> SingleTurnEnv:
+    """Procedural math: a mixture of generator families at the given difficulty level(s)."""
+    if isinstance(families, str):
+        families = [families]
+    names = list(families) if families is not None else list(GENERATORS)
+    unknown = [n for n in names if n not in GENERATORS]
+    if unknown or not names:
+        raise ValueError(f"unknown math families {unknown or names}; known: {sorted(GENERATORS)}")
+    unknown_weights = sorted(set(weights or {}) - set(names))
+    if unknown_weights:
+        raise ValueError(f"weights name families that are not in use: {unknown_weights}; "
+                         f"families: {names}")
+    source = ProceduralSource({n: GENERATORS[n] for n in names}, family="math",
+                              name="procedural-math", levels=_levels(difficulty, (1, 2, 3)),
+                              weights=weights, validate=check_gold, max_level=MAX_LEVEL)
+    return _env(source, answer_format, timeout, max_prompt_chars, max_completion_chars,
+                render_mode)
+
+
 def make_arithmetic_env(*, difficulty: int | Sequence[int] | None = None,
                         answer_format: str = "boxed", timeout: float = 1.0,
                         render_mode: str | None = None) -> SingleTurnEnv:
+    """Multi-step integer arithmetic only."""
     return make_math_env(families=["arithmetic"], difficulty=difficulty,
                          answer_format=answer_format, timeout=timeout, render_mode=render_mode)
 
 
+def _make_dataset_env(dataset: MathDataset, *, path: str | os.PathLike | None,
+                      data_files: Any, split: str, config: str | None,
+                      difficulty: int | Sequence[int] | None, limit: int | None,
+                      on_bad_gold: str, answer_format: str, timeout: float,
+                      max_prompt_chars: int, max_completion_chars: int,
+                      render_mode: str | None) -> SingleTurnEnv:
+    source = load_math_dataset(dataset, path=path, data_files=data_files, split=split,
+                               config=config, on_bad_gold=on_bad_gold, limit=limit,
+                               levels=_levels(difficulty, None))
+    return _env(source, answer_format, timeout, max_prompt_chars, max_completion_chars,
+                render_mode)
+
+
+def make_gsm8k_env(*, path: str | os.PathLike | None = None, data_files: Any = None,
+                   split: str = "test", config: str | None = None,
+                   difficulty: int | Sequence[int] | None = None, limit: int | None = None,
+                   on_bad_gold: str = "raise", answer_format: str = "boxed",
+                   timeout: float = 1.0, max_prompt_chars: int = 65_536,
+                   max_completion_chars: int = 1_000_000,
+                   render_mode: str | None = None) -> SingleTurnEnv:
+    """GSM8K-schema grade-school word problems (hub openai/gsm8k or local files)."""
+    return _make_dataset_env(GSM8K, path=path, data_files=data_files, split=split,
+                             config=config, difficulty=difficulty, limit=limit,
+                             on_bad_gold=on_bad_gold, answer_format=answer_format,
+                             timeout=timeout, max_prompt_chars=max_prompt_chars,
+                             max_completion_chars=max_completion_chars, render_mode=render_mode)
+
+
+def make_math_dataset_env(*, path: str | os.PathLike | None = None, data_files: Any = None,
+                          split: str = "test", config: str | None = None,
+                          difficulty: int | Sequence[int] | None = None,
+                          limit: int | None = None, on_bad_gold: str = "raise",
+                          answer_format: str = "boxed", timeout: float = 1.0,
+                          max_prompt_chars: int = 65_536, max_completion_chars: int = 1_000_000,
+                          render_mode: str | None = None) -> SingleTurnEnv:
+    """MATH-schema competition problems (hub HuggingFaceH4/MATH-500 or local files)."""
+    return _make_dataset_env(MATH, path=path, data_files=data_files, split=split,
+                             config=config, difficulty=difficulty, limit=limit,
+                             on_bad_gold=on_bad_gold, answer_format=answer_format,
+                             timeout=timeout, max_prompt_chars=max_prompt_chars,
+                             max_completion_chars=max_completion_chars, render_mode=render_mode)
+
+
 register_env("rlvr/Math-v0", with_shaping(make_math_env),
-             "Procedural math (arithmetic, fractions, equations, algebra, calculus, word problems)",
-             family="math")
+             "Procedural math (arithmetic, fractions, equations, algebra, calculus, modular, "
+             "word problems), levels 1-10", family="math")
 register_env("rlvr/Arithmetic-v0", with_shaping(make_arithmetic_env),
              "Multi-step integer arithmetic with digits and steps growing by level", family="math")
+register_env("rlvr/GSM8K-v0", with_shaping(make_gsm8k_env),
+             "GSM8K grade-school word problems (hub openai/gsm8k or local json/jsonl/parquet)",
+             family="math", check_kwargs={"data_files": str(GSM8K_SAMPLE)})
+register_env("rlvr/MATH-v0", with_shaping(make_math_dataset_env),
+             "MATH competition problems, levels 1-5 (hub MATH-500 or local json/jsonl/parquet)",
+             family="math", check_kwargs={"data_files": str(MATH_SAMPLE)})

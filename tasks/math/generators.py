@@ -1,25 +1,31 @@
-"""Procedural math generators: pure functions of (seeded rng, level) with sympy-computed golds.
+"""The procedural math generators by family name (the `families` kwarg of rlvr/Math-v0).
 
-Harder levels mean more digits, steps and terms.
+Each generator is a pure function `fn(random.Random, level) -> Generated` for levels
+1..MAX_LEVEL: harder levels mean more digits, more steps and more terms (every task's metadata
+records `steps` and `max_digits`). Golds are computed with sympy and written in the canonical
+forms the math verifier parses: integers, `\\frac{a}{b}`, and tuples such as `(x, y)`.
 """
 
 from __future__ import annotations
 
-import random
+from rlvr_envs.core.sources import Generated, Generator
+from rlvr_envs.tasks.math.gen_algebra import (factoring, linear_equation, linear_system,
+                                              polynomial_expansion)
+from rlvr_envs.tasks.math.gen_arithmetic import arithmetic, fractions, modular
+from rlvr_envs.tasks.math.gen_calculus import derivative
+from rlvr_envs.tasks.math.gen_word import word_problem
+from rlvr_envs.tasks.math.levels import MAX_LEVEL
 
-import sympy as sp
+GENERATORS: dict[str, Generator] = {
+    "arithmetic": arithmetic,
+    "fractions": fractions,
+    "linear_equation": linear_equation,
+    "linear_system": linear_system,
+    "polynomial_expansion": polynomial_expansion,
+    "factoring": factoring,
+    "derivative": derivative,
+    "modular": modular,
+    "word_problem": word_problem,
+}
 
-from rlvr_envs.core.sources import Generated
-
-
-def arithmetic(rng: random.Random, level: int) -> Generated:
-    """Multi-step integer arithmetic: level+1 operands of up to `level` digits."""
-    hi = 10 ** max(1, level)
-    terms = [rng.randint(1, hi - 1) for _ in range(level + 1)]
-    ops = [rng.choice("+-*") for _ in range(level)]
-    expr = str(terms[0]) + "".join(f" {op} {t}" for op, t in zip(ops, terms[1:]))
-    value = sp.sympify(expr)
-    return Generated(prompt=f"Compute {expr}.", answer=str(value), metadata={"expression": expr})
-
-
-GENERATORS = {"arithmetic": arithmetic}
+__all__ = ["GENERATORS", "Generated", "MAX_LEVEL"]
