@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+from rlvr_envs.verify.math.algebra import algebra_equal
 from rlvr_envs.verify.math.fast import Assign, leaf_equal, parse_leaf
 from rlvr_envs.verify.math.normalize import clean, closing_brace, matching_brace, split_top_level
 from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
@@ -74,9 +75,9 @@ def fast_equal(gold: str, answer: str) -> bool:
     if gold.replace(" ", "") == answer.replace(" ", ""):
         return True
     g, a = parse_leaf(gold), parse_leaf(answer)
-    if g is None or a is None:
-        raise NeedsSymbolic
-    same = leaf_equal(g, a)
+    same = leaf_equal(g, a) if g is not None and a is not None else None
+    if same is None:
+        same = algebra_equal(gold, answer)
     if same is None:
         raise NeedsSymbolic
     return same
@@ -127,8 +128,9 @@ def _shapes_equal(gold: Shape, answer: Shape, equal: LeafEqual) -> bool:
 def judge(gold: Shape, answers: tuple[str, ...], equal: LeafEqual) -> str:
     """CORRECT, MISMATCH or HEDGED for the distinct extracted answers against the gold."""
     if len(answers) > 1:
-        if not gold.multipart:
-            return HEDGED
+        if not gold.multipart:  # several boxes for one value: fine only if every one is right
+            same = all(_shapes_equal(gold, shape_of(a), equal) for a in answers)
+            return CORRECT if same else HEDGED
         items: list[str] = []
         for a in answers:
             shape = shape_of(a)

@@ -20,7 +20,7 @@ _BARE_BOX_ARG = re.compile(r"\s*([^\s${}]+)")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
 _GSM8K = re.compile(r"####[ \t]*([^\n]*)")
 _ANSWER_IS = re.compile(
-    r"(?:final answer|the answer)(?:\s|\*)*(?:is|:|=)?[\s*:]*([^\n]*)", re.IGNORECASE)
+    r"(?:final answer|the answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 
 

@@ -105,6 +105,7 @@ _NOT_UNITS = frozenset(
     "nearly almost correct incorrect wrong true false answer answers mark marked grade grader "
     "is are was plus minus times less more than over under except but if unless possibly "
     "probably likely at least most".split())
+_QUALIFIERS = _NOT_UNITS - {"or", "and"}  # those two separate list items instead
 _UNIT_ALIASES = {
     "centimeter": "cm", "centimetre": "cm", "meter": "m", "metre": "m", "kilometer": "km",
     "kilometre": "km", "millimeter": "mm", "millimetre": "mm", "inch": "in", "inche": "in",
@@ -122,6 +123,16 @@ _RELATION_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!
 _RELATION_NAMES = {"\\leqslant": "<=", "\\geqslant": ">=", "\\leq": "<=", "\\geq": ">=",
                    "\\le": "<=", "\\ge": ">=", "\\neq": "!=", "\\ne": "!=", "≤": "<=", "≥": ">=",
                    "≠": "!=", "<=": "<=", ">=": ">=", "!=": "!=", "<": "<", ">": ">", "=": "="}
+
+
+_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def qualifier_words(text: str) -> set[str]:
+    """Words like 'or', 'approximately', 'correct' in an answer (outside LaTeX commands)."""
+    words = {w.lower() for w in _WORD.findall(_COMMAND.sub(" ", text))}
+    return words & _QUALIFIERS
 
 
 def _unwrap(s: str) -> tuple[str, bool]:

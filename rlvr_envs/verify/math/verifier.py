@@ -11,7 +11,7 @@ from rlvr_envs.core.prompts import check_answer_format
 from rlvr_envs.verify.math import deadline
 from rlvr_envs.verify.math.compare import NeedsSymbolic, Shape, fast_equal, gold_shape, judge
 from rlvr_envs.verify.math.extract import extract
-from rlvr_envs.verify.math.fast import parse_leaf
+from rlvr_envs.verify.math.fast import parse_leaf, qualifier_words
 from rlvr_envs.verify.math.normalize import NestingError, balanced, clean, nesting_depth
 from rlvr_envs.verify.math.verdict import (CORRECT, ERROR, MATH_REASONS, MAX_ANSWER_CHARS,
                                            MAX_COMPLETION_CHARS, MAX_NESTING, MISMATCH,
@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 
 # Invisible or combining characters in an answer (zero-width joiners, bidi overrides,
 # combining overlays) are a trick, not notation: such an answer is a mismatch.
-_TRICK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me"})
+# Digits outside ASCII (Arabic-Indic, mathematical bold, superscripts) are refused as well.
+_TRICK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me", "Nd", "No"})
 GOLD_CHECK_TIMEOUT = 10.0
 
 
@@ -106,6 +107,8 @@ def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
         return MathVerdict(False, TOO_LONG, extracted[:MAX_ANSWER_CHARS])
     if _has_tricks(extracted) or not all(balanced(a) for a in found.answers):
         return MathVerdict(False, MISMATCH, extracted)
+    if qualifier_words(extracted) - qualifier_words(gold):  # "42 is correct", "about 42"
+        return MathVerdict(False, MISMATCH, extracted)
     shape = gold_shape(gold)
     try:
         reason = judge(shape, found.answers, fast_equal)
@@ -127,9 +130,7 @@ def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
 
 def clear_caches() -> None:
     """Forget parsed golds and answers here and in the workers (for fair benchmarks)."""
-    from rlvr_envs.verify.math.fast import parse_leaf as leaf
-
-    leaf.cache_clear()
+    parse_leaf.cache_clear()
     gold_shape.cache_clear()
     _checked_gold.cache_clear()
     if deadline._pool is not None:
