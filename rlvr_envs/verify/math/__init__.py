@@ -9,4 +9,4 @@ from rlvr_envs.verify.math.deadline import warm_up
 from rlvr_envs.verify.math.verdict import REASONS, MathVerdict
 from rlvr_envs.verify.math.verifier import check_gold, extract_answer, verify_math
 
-__all__ = ["MathVerdict", "REASONS", "check_gold", "extract_answer", "verify_math", "warm_up"]
+__all__ = ["REASONS", "MathVerdict", "check_gold", "extract_answer", "verify_math", "warm_up"]

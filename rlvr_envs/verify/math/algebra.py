@@ -4,10 +4,12 @@ A recursive-descent reader for a LaTeX subset (numbers, one-letter variables, + 
 implicit products, \\frac, \\sqrt, \\pi, e, \\sin \\cos \\tan \\ln \\exp with a bracketed
 argument) turns an answer into a tree that is evaluated, never simplified:
 
-* rational functions are evaluated exactly (fractions.Fraction) at fixed rational points;
-  equal values at every point decide "equal", a different value decides "different";
-* anything with roots, pi or functions is evaluated in floating point: a clear difference
-  at a point decides "different"; agreement is left to the symbolic path to confirm.
+* expressions built from rationals, square roots and pi are evaluated exactly (as
+  `surd.Surd` numbers) at fixed rational points; equal values at every point decide
+  "equal", a different value decides "different";
+* anything else (e, trigonometric functions, roots of non-rationals) is evaluated in
+  floating point: a clear difference at a point decides "different"; agreement is left to
+  the symbolic path to confirm.
 
 Any other input, or an evaluation that overflows, returns None: the symbolic path decides.
 """
@@ -19,7 +21,9 @@ import math
 import re
 from fractions import Fraction
 
-_TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^(){}\[\]=])", re.A)
+from rlvr_envs.verify.math.surd import NotExact, Surd
+
+_TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^(){}\[\]=!])", re.ASCII)
 _FUNCTIONS = {"\\sin": cmath.sin, "\\cos": cmath.cos, "\\tan": cmath.tan, "\\ln": cmath.log,
               "\\exp": cmath.exp}
 _CONSTANTS = {"\\pi": math.pi, "e": math.e, "i": 1j}
@@ -35,10 +39,6 @@ _CLOSE = 1e-9
 
 
 class _Unsupported(Exception):
-    pass
-
-
-class _NotExact(Exception):
     pass
 
 
@@ -99,6 +99,9 @@ class _Reader:
 
     def power(self):
         base = self.atom()
+        while self.peek() == "!":
+            self.take()
+            base = ("fact", base)
         if self.peek() == "^":
             self.take()
             if self.peek() != "{" and (self.peek() or "")[:1].isdigit() and len(self.peek()) > 1:
@@ -140,6 +143,8 @@ class _Reader:
             return node
         if tok == "\\frac":
             return ("/", self.group(), self.group())
+        if tok in ("\\binom", "\\dbinom", "\\tbinom"):
+            return ("binom", self.group(), self.group())
         if tok == "\\sqrt":
             if self.peek() == "[":
                 raise _Unsupported("nth root")
@@ -186,12 +191,16 @@ def _variables(node, found: set[str]) -> set[str]:
     return found
 
 
-def _exact(node, env: dict[str, Fraction]) -> Fraction:
+def _exact(node, env: dict[str, Fraction]) -> Surd:
     kind = node[0]
     if kind == "num":
-        return node[1]
+        return Surd.rational(node[1])
     if kind == "var":
-        return env[node[1]]
+        return Surd.rational(env[node[1]])
+    if kind == "const":
+        if node[1] != "\\pi":
+            raise NotExact
+        return Surd.pi()
     if kind == "neg":
         return -_exact(node[1], env)
     if kind in ("+", "-", "*", "/"):
@@ -204,14 +213,44 @@ def _exact(node, env: dict[str, Fraction]) -> Fraction:
             return a * b
         return a / b
     if kind == "^":
-        base, exponent = _exact(node[1], env), _exact(node[2], env)
+        base, exponent = _exact(node[1], env), _exact(node[2], env).as_fraction()
+        if exponent is None:
+            raise NotExact
+        if exponent.denominator == 2:
+            base, exponent = base.sqrt(), exponent * 2
         if exponent.denominator != 1:
-            raise _NotExact
-        bits = max(abs(base.numerator), abs(base.denominator), 2).bit_length() * abs(exponent.numerator)
-        if bits > _MAX_EXACT_BITS:
-            raise _NotExact
-        return base ** exponent.numerator
-    raise _NotExact
+            raise NotExact
+        rational = base.as_fraction()
+        if rational is not None:
+            size = max(abs(rational.numerator), abs(rational.denominator), 2).bit_length()
+            if size * abs(exponent.numerator) > _MAX_EXACT_BITS:
+                raise NotExact
+            if rational == 0 and exponent < 0:
+                raise ZeroDivisionError
+            return Surd.rational(rational ** exponent.numerator)
+        return base.power(exponent.numerator)
+    if kind == "sqrt":
+        return _exact(node[1], env).sqrt()
+    if kind == "fact":
+        return Surd.rational(_factorial(_exact(node[1], env).as_fraction()))
+    if kind == "binom":
+        n, k = _exact(node[1], env).as_fraction(), _exact(node[2], env).as_fraction()
+        return Surd.rational(math.comb(_small_natural(n), _small_natural(k)))
+    raise NotExact
+
+
+def _small_natural(value) -> int:
+    if isinstance(value, complex):
+        if abs(value.imag) > 1e-12 or abs(value.real - round(value.real)) > 1e-9:
+            raise ValueError("not an integer")
+        value = round(value.real)
+    if value is None or value != int(value) or not 0 <= value <= 1000:
+        raise ValueError("factorials and binomials are read for integers 0..1000")
+    return int(value)
+
+
+def _factorial(value) -> int:
+    return math.factorial(_small_natural(value))
 
 
 def _approx(node, env: dict[str, complex]) -> complex:
@@ -228,6 +267,11 @@ def _approx(node, env: dict[str, complex]) -> complex:
         return cmath.sqrt(_approx(node[1], env))
     if kind == "fn":
         return _FUNCTIONS[node[1]](_approx(node[2], env))
+    if kind == "fact":
+        return complex(_factorial(_approx(node[1], env)))
+    if kind == "binom":
+        n, k = _approx(node[1], env), _approx(node[2], env)
+        return complex(math.comb(_small_natural(n), _small_natural(k)))
     a, b = _approx(node[1], env), _approx(node[2], env)
     if kind == "+":
         return a + b
@@ -246,7 +290,7 @@ def _values(node, names: list[str]) -> list:
     """Exact values at every sample point if the tree allows, else floating-point values."""
     try:
         return [_exact(node, dict(zip(names, point))) for point in _EXACT_POINTS]
-    except (_NotExact, KeyError):
+    except (NotExact, KeyError):
         pass
     return [_approx(node, {n: complex(v) for n, v in zip(names, point)}) for point in _EXACT_POINTS]
 
@@ -257,7 +301,7 @@ def _close(a: complex, b: complex) -> bool:
 
 def _compare(gold_node, answer_node, names: list[str]) -> bool | None:
     g, a = _values(gold_node, names), _values(answer_node, names)
-    if all(isinstance(x, Fraction) for x in g + a):
+    if all(isinstance(x, Surd) for x in g + a):
         return g == a
     g, a = [complex(x) for x in g], [complex(x) for x in a]
     if not all(map(cmath.isfinite, g + a)):
@@ -283,7 +327,9 @@ def algebra_equal(gold: str, answer: str) -> bool | None:
         # otherwise the same equation iff one side-difference is a constant multiple of the other
         dg = _values(("-", g[1], g[2]), names)
         da = _values(("-", a[1], a[2]), names)
-        if all(isinstance(x, Fraction) for x in dg + da) and all(dg) and all(da):
+        dg = [x.as_fraction() if isinstance(x, Surd) else None for x in dg]
+        da = [x.as_fraction() if isinstance(x, Surd) else None for x in da]
+        if all(x is not None for x in dg + da) and all(dg) and all(da):
             ratios = [x / y for x, y in zip(dg, da)]
             if all(r == ratios[0] for r in ratios):
                 return True

@@ -8,9 +8,9 @@ tell) in the caller's process, or fast-then-symbolic inside a verifier worker.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
 
 from rlvr_envs.verify.math.algebra import algebra_equal
 from rlvr_envs.verify.math.fast import Assign, leaf_equal, parse_leaf
@@ -19,8 +19,8 @@ from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
 
 LeafEqual = Callable[[str, str], bool]
 
-_THOUSANDS_WHOLE = re.compile(r"(\\?\$)?\s*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=[^,\d]*$)", re.A)
-_SPACED_NUMBERS = re.compile(r"[+-]?\d+(?:\.\d+)?(?:\s+[+-]?\d+(?:\.\d+)?)+", re.A)
+_THOUSANDS_WHOLE = re.compile(r"(\\?\$)?\s*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=[^,\d]*$)", re.ASCII)
+_SPACED_NUMBERS = re.compile(r"[+-]?\d+(?:\.\d+)?(?:\s+[+-]?\d+(?:\.\d+)?)+", re.ASCII)
 _PLUS_MINUS = re.compile(r"\\(?:pm|mp)(?![a-zA-Z])")
 _NAMED = re.compile(r"\s*[A-Za-z](?:_\{?\w+\}?)?\s*=")
 
@@ -71,8 +71,21 @@ def gold_shape(gold: str) -> Shape:
     return shape_of(clean(gold))
 
 
+_SINGLE_GROUP = re.compile(r"(\^|_|\\sqrt|\\frac\{[^{}]*\}|\\frac)\{([A-Za-z0-9])\}")
+
+
+def _spelling(s: str) -> str:
+    """The same LaTeX without spaces and without braces around one-character groups."""
+    s = s.replace(" ", "")
+    while True:
+        shorter = _SINGLE_GROUP.sub(r"\1\2", s)
+        if shorter == s:
+            return s
+        s = shorter
+
+
 def fast_equal(gold: str, answer: str) -> bool:
-    if gold.replace(" ", "") == answer.replace(" ", ""):
+    if _spelling(gold) == _spelling(answer):
         return True
     g, a = parse_leaf(gold), parse_leaf(answer)
     same = leaf_equal(g, a) if g is not None and a is not None else None

@@ -17,7 +17,7 @@ from rlvr_envs.verify.math.verdict import HEDGED, MAX_ANSWER_CHARS, MAX_ANSWERS,
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
 _BARE_BOX_ARG = re.compile(r"\s*([^\s${}]+)")
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
+_OPEN_TAG, _CLOSE_TAG = "<answer>", "</answer>"
 _GSM8K = re.compile(r"####[ \t]*([^\n]*)")
 _ANSWER_IS = re.compile(
     r"(?:final answer|the answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*)", re.IGNORECASE)
@@ -96,8 +96,24 @@ def _inline(text: str) -> list[str]:
     return []
 
 
+def _answer_tags(section: str) -> list[str]:
+    """Contents of <answer>…</answer> pairs, scanned with str.find (linear on hostile input)."""
+    found, pos = [], 0
+    while True:
+        start = section.find(_OPEN_TAG, pos)
+        if start < 0:
+            return found
+        end = section.find(_CLOSE_TAG, start + len(_OPEN_TAG))
+        if end < 0:
+            return found
+        found.append(section[start + len(_OPEN_TAG):end])
+        if len(found) > MAX_ANSWERS:
+            raise _Refused(HEDGED)
+        pos = end + len(_CLOSE_TAG)
+
+
 def _tagged(section: str) -> list[str] | None:
-    tags = _ANSWER_TAG.findall(section)
+    tags = _answer_tags(section)
     if not tags:
         return None
     found = []

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import lru_cache
+from itertools import pairwise
 
 from rlvr_envs.verify.math.normalize import matching_brace, split_top_level
 
@@ -53,6 +54,13 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class Union:
+    """Disjoint intervals in increasing order (merged, so equal sets have equal parts)."""
+
+    parts: tuple[Interval, ...]
+
+
+@dataclass(frozen=True)
 class Rel:
     """A condition on one variable: `var` lies in `interval`, or `var != value` (interval None)."""
 
@@ -72,7 +80,7 @@ class Matrix:
     rows: tuple[tuple[Num, ...], ...]
 
 
-Value = Num | Inf | Letter | Text | Interval | Rel | Assign | Matrix
+Value = Num | Inf | Letter | Text | Interval | Union | Rel | Assign | Matrix
 
 _WRAPPER = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mathit|mbox|operatorname)\s*\{")
 _INLINE_TEXT = re.compile(
@@ -84,27 +92,24 @@ _NUMBER = re.compile(
       | \\frac\s*(?P<sn>\d)(?P<sd>\d)
       | (?P<an>\d{1,60}(?:\.\d{1,60})?)\s*/\s*(?P<ad>\d{1,60}(?:\.\d{1,60})?)
       | (?P<dec>\d{1,60}\.\d{0,60}|\.\d{1,60}|\d{1,60})
-    )""", re.X | re.A)
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", re.A)
+    )""", re.VERBOSE | re.ASCII)
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", re.ASCII)
 _DOLLAR = re.compile(r"\\?\$\s*")
 _PERCENT = re.compile(r"\\?%")
 _DEGREE = re.compile(r"(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z]))(?:\s*[CF](?![A-Za-z]))?")
 _UNIT = re.compile(r"([A-Za-z]+(?:\s+[A-Za-z]+)?)\s*(?:\^\s*\{?\s*([23])\s*\}?)?"
-                   r"(?:\s*/\s*([A-Za-z]+))?", re.A)
-_INFINITY = re.compile(r"([+-]?)\s*(?:\\infty|∞|\\inf)", re.A)
-_LETTER = re.compile(r"\(?([A-Za-z])\)?|([A-Za-z])\)", re.A)
-_VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?", re.A)
+                   r"(?:\s*/\s*([A-Za-z]+))?", re.ASCII)
+_INFINITY = re.compile(r"([+-]?)\s*(?:\\infty|∞|\\inf)", re.ASCII)
+_LETTER = re.compile(r"\(?([A-Za-z])\)?|([A-Za-z])\)", re.ASCII)
+_VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?", re.ASCII)
 _RELOP = re.compile(r"\\leqslant|\\geqslant|\\leq|\\geq|\\le|\\ge|\\neq|\\ne|<=|>=|!=|≤|≥|≠|<|>|=")
 _MATRIX = re.compile(
-    r"\\begin\{([pbBv]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}", re.S)
+    r"\\begin\{([pbBv]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}", re.DOTALL)
 _TEXT = re.compile(r"[^\W\d_][^\W\d_ '\-.]*(?:[ '\-][^\W\d_][^\W\d_'\-.]*)*\.?")
 
 # Words that turn a number into something else; never read as its unit.
 _NOT_UNITS = frozenset(
-    "or and not nor no neither either maybe perhaps approximately approx about around roughly "
-    "nearly almost correct incorrect wrong true false answer answers mark marked grade grader "
-    "is are was plus minus times less more than over under except but if unless possibly "
-    "probably likely at least most".split())
+    ["or", "and", "not", "nor", "no", "neither", "either", "maybe", "perhaps", "approximately", "approx", "about", "around", "roughly", "nearly", "almost", "correct", "incorrect", "wrong", "true", "false", "answer", "answers", "mark", "marked", "grade", "grader", "is", "are", "was", "plus", "minus", "times", "less", "more", "than", "over", "under", "except", "but", "if", "unless", "possibly", "probably", "likely", "at", "least", "most"])
 _QUALIFIERS = _NOT_UNITS - {"or", "and"}  # those two separate list items instead
 _UNIT_ALIASES = {
     "centimeter": "cm", "centimetre": "cm", "meter": "m", "metre": "m", "kilometer": "km",
@@ -117,8 +122,7 @@ _UNIT_ALIASES = {
 }
 # Unit names of one or two letters; any other unit must be a word of three letters or more,
 # so that 2x or 3pi are never read as a number with a unit.
-_SHORT_UNITS = frozenset("m s g h l d cm mm km kg mg in ft yd mi lb oz ml hr yr mo wk ct "
-                         "min sec deg usd".split())
+_SHORT_UNITS = frozenset(["m", "s", "g", "h", "l", "d", "cm", "mm", "km", "kg", "mg", "in", "ft", "yd", "mi", "lb", "oz", "ml", "hr", "yr", "mo", "wk", "ct", "min", "sec", "deg", "usd"])
 _RELATION_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!="}
 _RELATION_NAMES = {"\\leqslant": "<=", "\\geqslant": ">=", "\\leq": "<=", "\\geq": ">=",
                    "\\le": "<=", "\\ge": ">=", "\\neq": "!=", "\\ne": "!=", "≤": "<=", "≥": ">=",
@@ -179,7 +183,7 @@ def parse_number(s: str) -> Num | None:
     if dollar:
         s, unit = s[dollar.end():], "usd"
     sign = ""
-    if s[:1] in "+-":
+    if s and s[0] in "+-":
         sign, s = s[0], s[1:].lstrip()
     thousands = _THOUSANDS.match(s)
     if thousands:
@@ -242,11 +246,49 @@ def _interval(s: str) -> Interval | None:
     return Interval(low, high, s[0] == "(", s[-1] == ")")
 
 
+_CUP = re.compile(r"\\cup(?![a-zA-Z])")
+
+
+def _key(bound: Num | Inf):
+    return bound.value if isinstance(bound, Num) else bound.sign * float("inf")
+
+
+def merge_intervals(parts: list[Interval]) -> Interval | Union | None:
+    """The union in canonical form: sorted, overlapping or touching pieces merged."""
+    parts = sorted(parts, key=lambda p: (_key(p.low), p.low_open))
+    merged: list[Interval] = []
+    for part in parts:
+        if _key(part.low) > _key(part.high) or (
+                _key(part.low) == _key(part.high) and (part.low_open or part.high_open)):
+            return None  # an empty or reversed piece: let the symbolic path judge it
+        if merged:
+            last = merged[-1]
+            gap = _key(part.low) - _key(last.high) if not isinstance(part.low, Inf) else -1
+            if gap < 0 or (gap == 0 and not (last.high_open and part.low_open)):
+                if _key(part.high) > _key(last.high):
+                    high, high_open = part.high, part.high_open
+                elif _key(part.high) == _key(last.high):
+                    high, high_open = last.high, last.high_open and part.high_open
+                else:
+                    high, high_open = last.high, last.high_open
+                merged[-1] = Interval(last.low, high, last.low_open, high_open)
+                continue
+        merged.append(part)
+    return merged[0] if len(merged) == 1 else Union(tuple(merged))
+
+
+def _union(s: str) -> Interval | Union | None:
+    pieces = [_interval(p.strip()) for p in _CUP.split(s)]
+    if any(p is None for p in pieces):
+        return None
+    return merge_intervals(pieces)
+
+
 def _relation(s: str) -> Value | None:
     ops = list(_RELOP.finditer(s))
     if not 1 <= len(ops) <= 2:
         return None
-    pieces = [s[:ops[0].start()]] + [s[a.end():b.start()] for a, b in zip(ops, ops[1:])] + \
+    pieces = [s[:ops[0].start()]] + [s[a.end():b.start()] for a, b in pairwise(ops)] + \
              [s[ops[-1].end():]]
     pieces = [p.strip() for p in pieces]
     names = [_RELATION_NAMES[o.group()] for o in ops]
@@ -311,7 +353,7 @@ def parse_leaf(s: str) -> Value | None:
         if num is not None:
             return num
     if s[0] in "([":
-        return _interval(s)
+        return _union(s) if _CUP.search(s) else _interval(s)
     if s.startswith("\\begin"):
         return _matrix(s)
     if _RELOP.search(s):
@@ -344,6 +386,15 @@ def _interval_equal(a: Interval, b: Interval) -> bool:
             and _bound_equal(a.low, b.low) and _bound_equal(a.high, b.high))
 
 
+def _as_union(value: Rel | Union) -> Union | None:
+    if isinstance(value, Union):
+        return Union(tuple((p.low_open, _key(p.low), p.high_open, _key(p.high)) for p in value.parts))
+    if value.interval is None and value.excluded is not None:  # x != v
+        v = value.excluded.value
+        return Union(((True, float("-inf"), True, v), (True, v, True, float("inf"))))
+    return None
+
+
 def leaf_equal(gold: Value, answer: Value) -> bool | None:
     """Exact equality of two fast values; None when only the symbolic path can tell."""
     if isinstance(gold, Assign) and isinstance(answer, Num):
@@ -354,6 +405,9 @@ def leaf_equal(gold: Value, answer: Value) -> bool | None:
         return gold.interval is not None and _interval_equal(gold.interval, answer)
     if isinstance(answer, Rel) and isinstance(gold, Interval):
         return answer.interval is not None and _interval_equal(gold, answer.interval)
+    if isinstance(gold, Rel | Union) and isinstance(answer, Rel | Union) and \
+            type(gold) is not type(answer):
+        return _as_union(gold) == _as_union(answer) or None
     if type(gold) is not type(answer):
         if isinstance(gold, Text) or isinstance(answer, Text):
             return False if (gold.wordy if isinstance(gold, Text) else answer.wordy) else None
@@ -370,6 +424,9 @@ def leaf_equal(gold: Value, answer: Value) -> bool | None:
         return False if gold.wordy and answer.wordy else None
     if isinstance(gold, Interval):
         return _interval_equal(gold, answer)
+    if isinstance(gold, Union):
+        return len(gold.parts) == len(answer.parts) and all(
+            map(_interval_equal, gold.parts, answer.parts))
     if isinstance(gold, Rel):
         if gold.var != answer.var:
             return False

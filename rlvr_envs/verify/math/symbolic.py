@@ -6,6 +6,7 @@ Decimals are turned into exact rationals before comparing, so 0.333 is not 1/3 h
 
 from __future__ import annotations
 
+import cmath
 import logging
 from functools import lru_cache
 
@@ -33,7 +34,7 @@ def _exact(expr):
         if floats:
             return expr.xreplace({f: Rational(str(f)) for f in floats})
     except Exception:  # noqa: BLE001 - some set types do not rebuild; keep them as parsed
-        pass
+        logging.getLogger(__name__).debug("kept floats in %r", expr)
     return expr
 
 
@@ -57,7 +58,7 @@ def _values(expr, symbols: list, point: tuple) -> complex | None:
         value = complex(expr.evalf(30, subs=dict(zip(symbols, point))))
     except (TypeError, ValueError, ArithmeticError, AttributeError):
         return None
-    if value != value or abs(value) == float("inf"):
+    if not cmath.isfinite(value):
         return None
     return value
 

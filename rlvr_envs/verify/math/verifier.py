@@ -10,13 +10,22 @@ from functools import lru_cache
 from rlvr_envs.core.prompts import check_answer_format
 from rlvr_envs.verify.math import deadline
 from rlvr_envs.verify.math.compare import NeedsSymbolic, Shape, fast_equal, gold_shape, judge
+from rlvr_envs.verify.math.deadline import WorkerError
 from rlvr_envs.verify.math.extract import extract
 from rlvr_envs.verify.math.fast import parse_leaf, qualifier_words
 from rlvr_envs.verify.math.normalize import NestingError, balanced, clean, nesting_depth
-from rlvr_envs.verify.math.verdict import (CORRECT, ERROR, MATH_REASONS, MAX_ANSWER_CHARS,
-                                           MAX_COMPLETION_CHARS, MAX_NESTING, MISMATCH,
-                                           TIMEOUT, TOO_LONG, MathVerdict)
-from rlvr_envs.verify.math.deadline import WorkerError
+from rlvr_envs.verify.math.verdict import (
+    CORRECT,
+    ERROR,
+    MATH_REASONS,
+    MAX_ANSWER_CHARS,
+    MAX_COMPLETION_CHARS,
+    MAX_NESTING,
+    MISMATCH,
+    TIMEOUT,
+    TOO_LONG,
+    MathVerdict,
+)
 
 log = logging.getLogger(__name__)
 
