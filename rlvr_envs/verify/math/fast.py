@@ -87,7 +87,8 @@ _INLINE_TEXT = re.compile(
     r"\\(?:text|textrm|textit|mathrm|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
 _NUMBER = re.compile(
     r"""(?P<sign>[+-]?)\s*(?:
-        \\frac\s*\{\s*(?P<fsign>-?)\s*(?P<fn>\d{1,60}(?:\.\d{1,60})?)\s*\}\s*
+        (?P<whole>\d{1,60})\s*\\frac\s*\{\s*(?P<mn>\d{1,60})\s*\}\s*\{\s*(?P<md>\d{1,60})\s*\}
+      | \\frac\s*\{\s*(?P<fsign>-?)\s*(?P<fn>\d{1,60}(?:\.\d{1,60})?)\s*\}\s*
                  \{\s*(?P<fd>\d{1,60}(?:\.\d{1,60})?)\s*\}
       | \\frac\s*(?P<sn>\d)(?P<sd>\d)
       | (?P<an>\d{1,60}(?:\.\d{1,60})?)\s*/\s*(?P<ad>\d{1,60}(?:\.\d{1,60})?)
@@ -105,7 +106,7 @@ _VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?", re.ASCII)
 _RELOP = re.compile(r"\\leqslant|\\geqslant|\\leq|\\geq|\\le|\\ge|\\neq|\\ne|<=|>=|!=|≤|≥|≠|<|>|=")
 _MATRIX = re.compile(
     r"\\begin\{([pbBv]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}", re.DOTALL)
-_TEXT = re.compile(r"[^\W\d_][^\W\d_ '\-.]*(?:[ '\-][^\W\d_][^\W\d_'\-.]*)*\.?")
+_TEXT = re.compile(r"[^\W\d_][^\W_ '\-.]*(?:[ '\-][^\W_][^\W_'\-.]*)*\.?")
 
 # Words that turn a number into something else; never read as its unit.
 _NOT_UNITS = frozenset(
@@ -192,7 +193,9 @@ def parse_number(s: str) -> Num | None:
     if not m:
         return None
     try:
-        if m.group("fn") is not None:
+        if m.group("whole") is not None:  # a mixed number: 2\frac{1}{3} is 2 + 1/3
+            value = int(m.group("whole")) + Fraction(int(m.group("mn")), int(m.group("md")))
+        elif m.group("fn") is not None:
             value = _fraction(m.group("fn")) / _fraction(m.group("fd"))
             if m.group("fsign"):
                 value = -value

@@ -40,6 +40,7 @@ def clean(text: str) -> str:
         if box and closing_brace(s, box.end() - 1) == len(s) - 1:
             s = s[box.end():-1].strip()
             changed = True
+    s = s.replace(",\\!", ",")  # 1,\!000
     s = _THIN_THOUSANDS.sub("", s)
     s = _DROP.sub(" ", s)
     s = _FRAC.sub(r"\\frac", s)
