@@ -333,6 +333,12 @@ def algebra_equal(gold: str, answer: str) -> bool | None:
             ratios = [x / y for x, y in zip(dg, da)]
             if all(r == ratios[0] for r in ratios):
                 return True
+        if names and all(x is not None for x in dg + da) and da[0] != da[1]:
+            # gold = c * answer + k with k != 0: no common solution at all (over C)
+            c = (dg[0] - dg[1]) / (da[0] - da[1])
+            k = dg[0] - c * da[0]
+            if c and k and all(x - c * y == k for x, y in zip(dg, da)):
+                return False
         return None
     except (ZeroDivisionError, OverflowError, ValueError, RecursionError):
         return None

@@ -45,6 +45,11 @@ def extract_answer(completion: str, answer_format: str = "boxed") -> str | None:
 def _gold_problem(gold: object) -> str | None:
     if not isinstance(gold, str):
         return f"gold answer must be a str, got {type(gold).__name__}"
+    return _text_gold_problem(gold)
+
+
+@lru_cache(maxsize=4096)
+def _text_gold_problem(gold: str) -> str | None:
     if len(gold) > MAX_ANSWER_CHARS:
         return f"gold answer is {len(gold)} chars, more than the {MAX_ANSWER_CHARS} the verifier reads"
     try:
@@ -142,5 +147,6 @@ def clear_caches() -> None:
     parse_leaf.cache_clear()
     gold_shape.cache_clear()
     _checked_gold.cache_clear()
+    _text_gold_problem.cache_clear()
     if deadline._pool is not None:
         deadline._pool.broadcast({"op": "clear"})
