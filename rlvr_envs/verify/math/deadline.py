@@ -152,7 +152,7 @@ class WorkerPool:
         self.start()
         self._ready.wait(timeout)
         if self._idle.empty() and not self._all and self._failure:
-            raise RuntimeError(self._failure)
+            raise WorkerError(self._failure)
 
     def call(self, payload: dict, deadline: float) -> dict | None:
         """Send `payload` to an idle worker; None when the deadline (monotonic) passes first.

@@ -126,12 +126,14 @@ def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
     shape = gold_shape(gold)
     try:
         reason = judge(shape, found.answers, fast_equal)
-    except NeedsSymbolic:
+    except Exception as exc:  # noqa: BLE001 - NeedsSymbolic, or a fast-path bug: ask the workers
+        if not isinstance(exc, NeedsSymbolic):
+            log.warning("math verifier fast path failed on %r: %r", extracted[:200], exc)
         try:
             reply = deadline.pool().call({"op": "judge", "gold": gold, "answers": found.answers},
                                          started + timeout)
-        except WorkerError as exc:
-            log.warning("math verifier worker failed: %s", exc)
+        except WorkerError as failure:
+            log.warning("math verifier worker failed: %s", failure)
             return MathVerdict(False, ERROR, extracted)
         if reply is None:
             return MathVerdict(False, TIMEOUT, extracted)
