@@ -1,0 +1,446 @@
+"""Fast path: single answers read and compared with fractions.Fraction and string rules only.
+
+Numbers (integers, decimals, fractions, percentages, units, degrees, dollars), infinities,
+letters (multiple choice), short words, relations and intervals with numeric bounds, and
+numeric matrices never reach sympy. `parse_leaf` returns None for anything else; then
+`leaf_equal` cannot decide and the symbolic path (math-verify, in a worker) does.
+Comparison is exact: 0.333 is not 1/3.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from functools import lru_cache
+from itertools import pairwise
+
+from rlvr_envs.verify.math.normalize import matching_brace, split_top_level
+
+
+@dataclass(frozen=True)
+class Num:
+    value: Fraction
+    percent: bool = False
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Inf:
+    sign: int
+
+
+@dataclass(frozen=True)
+class Letter:
+    """A single letter: a multiple-choice option (or a one-letter variable)."""
+
+    letter: str
+
+
+@dataclass(frozen=True)
+class Text:
+    words: str
+    wordy: bool  # an explicit \text{} or a long word: a mismatch is final
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: Num | Inf
+    high: Num | Inf
+    low_open: bool
+    high_open: bool
+
+
+@dataclass(frozen=True)
+class Union:
+    """Disjoint intervals in increasing order (merged, so equal sets have equal parts)."""
+
+    parts: tuple[Interval, ...]
+
+
+@dataclass(frozen=True)
+class Rel:
+    """A condition on one variable: `var` lies in `interval`, or `var != value` (interval None)."""
+
+    var: str
+    interval: Interval | None
+    excluded: Num | None = None
+
+
+@dataclass(frozen=True)
+class Assign:
+    var: str
+    value: Num
+
+
+@dataclass(frozen=True)
+class Matrix:
+    rows: tuple[tuple[Num, ...], ...]
+
+
+Value = Num | Inf | Letter | Text | Interval | Union | Rel | Assign | Matrix
+
+_WRAPPER = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mathit|mbox|operatorname)\s*\{")
+_INLINE_TEXT = re.compile(
+    r"\\(?:text|textrm|textit|mathrm|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
+_NUMBER = re.compile(
+    r"""(?P<sign>[+-]?)\s*(?:
+        (?P<whole>\d{1,60})\s*\\frac\s*\{\s*(?P<mn>\d{1,60})\s*\}\s*\{\s*(?P<md>\d{1,60})\s*\}
+      | \\frac\s*\{\s*(?P<fsign>-?)\s*(?P<fn>\d{1,60}(?:\.\d{1,60})?)\s*\}\s*
+                 \{\s*(?P<fd>\d{1,60}(?:\.\d{1,60})?)\s*\}
+      | \\frac\s*(?P<sn>\d)(?P<sd>\d)
+      | (?P<an>\d{1,60}(?:\.\d{1,60})?)\s*/\s*(?P<ad>\d{1,60}(?:\.\d{1,60})?)
+      | (?P<dec>\d{1,60}\.\d{0,60}|\.\d{1,60}|\d{1,60})
+    )""", re.VERBOSE | re.ASCII)
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", re.ASCII)
+_DOLLAR = re.compile(r"\\?\$\s*")
+_PERCENT = re.compile(r"\\?%")
+_DEGREE = re.compile(r"(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z]))(?:\s*[CF](?![A-Za-z]))?")
+_UNIT = re.compile(r"([A-Za-z]+(?:\s+[A-Za-z]+)?)\s*(?:\^\s*\{?\s*([23])\s*\}?)?"
+                   r"(?:\s*/\s*([A-Za-z]+))?", re.ASCII)
+_INFINITY = re.compile(r"([+-]?)\s*(?:\\infty|∞|\\inf)", re.ASCII)
+_LETTER = re.compile(r"\(?([A-Za-z])\)?|([A-Za-z])\)", re.ASCII)
+_VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?", re.ASCII)
+_RELOP = re.compile(r"\\leqslant|\\geqslant|\\leq|\\geq|\\le|\\ge|\\neq|\\ne|<=|>=|!=|≤|≥|≠|<|>|=")
+_MATRIX = re.compile(
+    r"\\begin\{([pbBv]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}", re.DOTALL)
+_TEXT = re.compile(r"[^\W\d_][^\W_ '\-.]*(?:[ '\-][^\W_][^\W_'\-.]*)*\.?")
+
+# Words that turn a number into something else; never read as its unit.
+_NOT_UNITS = frozenset(
+    ["or", "and", "not", "nor", "no", "neither", "either", "maybe", "perhaps", "approximately", "approx", "about", "around", "roughly", "nearly", "almost", "correct", "incorrect", "wrong", "true", "false", "answer", "answers", "mark", "marked", "grade", "grader", "is", "are", "was", "plus", "minus", "times", "less", "more", "than", "over", "under", "except", "but", "if", "unless", "possibly", "probably", "likely", "at", "least", "most"])
+_QUALIFIERS = _NOT_UNITS - {"or", "and"}  # those two separate list items instead
+_UNIT_ALIASES = {
+    "centimeter": "cm", "centimetre": "cm", "meter": "m", "metre": "m", "kilometer": "km",
+    "kilometre": "km", "millimeter": "mm", "millimetre": "mm", "inch": "in", "inche": "in",
+    "foot": "ft", "feet": "ft", "yard": "yd", "mile": "mi", "second": "s", "sec": "s",
+    "minute": "min", "hour": "h", "hr": "h", "gram": "g", "kilogram": "kg", "milligram": "mg",
+    "pound": "lb", "lbs": "lb", "ounce": "oz", "degree": "deg", "dollar": "usd", "cent": "ct",
+    "liter": "l", "litre": "l", "milliliter": "ml", "millilitre": "ml", "day": "d", "week": "wk",
+    "year": "yr", "month": "mo",
+}
+# Unit names of one or two letters; any other unit must be a word of three letters or more,
+# so that 2x or 3pi are never read as a number with a unit.
+_SHORT_UNITS = frozenset(["m", "s", "g", "h", "l", "d", "cm", "mm", "km", "kg", "mg", "in", "ft", "yd", "mi", "lb", "oz", "ml", "hr", "yr", "mo", "wk", "ct", "min", "sec", "deg", "usd"])
+_RELATION_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!="}
+_RELATION_NAMES = {"\\leqslant": "<=", "\\geqslant": ">=", "\\leq": "<=", "\\geq": ">=",
+                   "\\le": "<=", "\\ge": ">=", "\\neq": "!=", "\\ne": "!=", "≤": "<=", "≥": ">=",
+                   "≠": "!=", "<=": "<=", ">=": ">=", "!=": "!=", "<": "<", ">": ">", "=": "="}
+
+
+_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def qualifier_words(text: str) -> set[str]:
+    """Words like 'or', 'approximately', 'correct' in an answer (outside LaTeX commands)."""
+    words = {w.lower() for w in _WORD.findall(_COMMAND.sub(" ", text))}
+    return words & _QUALIFIERS
+
+
+def _unwrap(s: str) -> tuple[str, bool]:
+    """Strip \\text{...}-style wrappers that cover the whole string; report whether any did."""
+    wrapped = False
+    while True:
+        m = _WRAPPER.match(s)
+        if not m or matching_brace(s, m.end() - 1) != len(s) - 1:
+            return s, wrapped
+        s, wrapped = s[m.end():-1].strip(), True
+
+
+def _fraction(text: str) -> Fraction:
+    return Fraction(Decimal(text))
+
+
+def _canonical_unit(text: str) -> str | None:
+    """The unit a number carries ('' when none); None when the trailing text is not a unit."""
+    text = _INLINE_TEXT.sub(r" \1 ", text).replace("\\", " ").strip()
+    if not text:
+        return ""
+    m = _UNIT.fullmatch(text)
+    if not m:
+        return None
+    words = m.group(1).lower().split()
+    if any(w in _NOT_UNITS for w in words) or (m.group(3) and m.group(3).lower() in _NOT_UNITS):
+        return None
+    if any(len(w) < 3 and w not in _SHORT_UNITS for w in words):
+        return None
+    names = [_UNIT_ALIASES.get(w) or _UNIT_ALIASES.get(w[:-1])
+             or (w[:-1] if w.endswith("s") and len(w) > 3 else w) for w in words]
+    unit = " ".join(names)
+    if m.group(2):
+        unit += "^" + m.group(2)
+    if m.group(3):
+        unit += "/" + _UNIT_ALIASES.get(m.group(3).lower(), m.group(3).lower())
+    return unit
+
+
+def parse_number(s: str) -> Num | None:
+    s = s.strip()
+    unit = None
+    dollar = _DOLLAR.match(s)
+    if dollar:
+        s, unit = s[dollar.end():], "usd"
+    sign = ""
+    if s and s[0] in "+-":
+        sign, s = s[0], s[1:].lstrip()
+    thousands = _THOUSANDS.match(s)
+    if thousands:
+        s = thousands.group().replace(",", "") + s[thousands.end():]
+    m = _NUMBER.match(s)
+    if not m:
+        return None
+    try:
+        if m.group("whole") is not None:  # a mixed number: 2\frac{1}{3} is 2 + 1/3
+            value = int(m.group("whole")) + Fraction(int(m.group("mn")), int(m.group("md")))
+        elif m.group("fn") is not None:
+            value = _fraction(m.group("fn")) / _fraction(m.group("fd"))
+            if m.group("fsign"):
+                value = -value
+        elif m.group("sn") is not None:
+            value = Fraction(int(m.group("sn")), int(m.group("sd")))
+        elif m.group("an") is not None:
+            value = _fraction(m.group("an")) / _fraction(m.group("ad"))
+        else:
+            value = _fraction(m.group("dec"))
+    except (ZeroDivisionError, InvalidOperation):
+        return None
+    if (m.group("sign") == "-") != (sign == "-"):
+        value = -value
+    rest = s[m.end():].strip()
+    percent = False
+    pm = _PERCENT.match(rest)
+    if pm:
+        percent, rest = True, rest[pm.end():].strip()
+    dm = _DEGREE.match(rest)
+    if dm:
+        unit, rest = "deg", rest[dm.end():].strip()
+    if rest:
+        if _NUMBER.match(rest) or rest[0] in "^_({[":
+            return None
+        trailing = _canonical_unit(rest)
+        if trailing is None or (unit and unit != "usd" and trailing):
+            return None
+        if trailing == "percent":
+            percent, trailing = True, ""
+        unit = trailing or unit
+    return Num(value, percent, unit)
+
+
+def _bound(s: str) -> Num | Inf | None:
+    inf = _INFINITY.fullmatch(s.strip())
+    if inf:
+        return Inf(-1 if inf.group(1) == "-" else 1)
+    num = parse_number(s)
+    return num if num is not None and not num.percent and num.unit is None else None
+
+
+def _interval(s: str) -> Interval | None:
+    if len(s) < 5 or s[0] not in "([" or s[-1] not in ")]" or matching_brace(s, 0) != len(s) - 1:
+        return None
+    parts = split_top_level(s[1:-1], ",")
+    if len(parts) != 2:
+        return None
+    low, high = _bound(parts[0]), _bound(parts[1])
+    if low is None or high is None:
+        return None
+    return Interval(low, high, s[0] == "(", s[-1] == ")")
+
+
+_CUP = re.compile(r"\\cup(?![a-zA-Z])")
+
+
+def _key(bound: Num | Inf):
+    return bound.value if isinstance(bound, Num) else bound.sign * float("inf")
+
+
+def merge_intervals(parts: list[Interval]) -> Interval | Union | None:
+    """The union in canonical form: sorted, overlapping or touching pieces merged."""
+    parts = sorted(parts, key=lambda p: (_key(p.low), p.low_open))
+    merged: list[Interval] = []
+    for part in parts:
+        if _key(part.low) > _key(part.high) or (
+                _key(part.low) == _key(part.high) and (part.low_open or part.high_open)):
+            return None  # an empty or reversed piece: let the symbolic path judge it
+        if merged:
+            last = merged[-1]
+            gap = _key(part.low) - _key(last.high) if not isinstance(part.low, Inf) else -1
+            if gap < 0 or (gap == 0 and not (last.high_open and part.low_open)):
+                if _key(part.high) > _key(last.high):
+                    high, high_open = part.high, part.high_open
+                elif _key(part.high) == _key(last.high):
+                    high, high_open = last.high, last.high_open and part.high_open
+                else:
+                    high, high_open = last.high, last.high_open
+                merged[-1] = Interval(last.low, high, last.low_open, high_open)
+                continue
+        merged.append(part)
+    return merged[0] if len(merged) == 1 else Union(tuple(merged))
+
+
+def _union(s: str) -> Interval | Union | None:
+    pieces = [_interval(p.strip()) for p in _CUP.split(s)]
+    if any(p is None for p in pieces):
+        return None
+    return merge_intervals(pieces)
+
+
+def _relation(s: str) -> Value | None:
+    ops = list(_RELOP.finditer(s))
+    if not 1 <= len(ops) <= 2:
+        return None
+    pieces = [s[:ops[0].start()]] + [s[a.end():b.start()] for a, b in pairwise(ops)] + \
+             [s[ops[-1].end():]]
+    pieces = [p.strip() for p in pieces]
+    names = [_RELATION_NAMES[o.group()] for o in ops]
+    if len(ops) == 2:  # a < x <= b
+        low, var, high = pieces
+        if not _VAR.fullmatch(var) or names[0] not in ("<", "<=") or names[1] not in ("<", "<="):
+            return None
+        lo, hi = _bound(low), _bound(high)
+        if lo is None or hi is None:
+            return None
+        return Rel(var, Interval(lo, hi, names[0] == "<", names[1] == "<"))
+    lhs, rhs = pieces
+    op = names[0]
+    if _VAR.fullmatch(rhs) and not _VAR.fullmatch(lhs):
+        lhs, rhs, op = rhs, lhs, _RELATION_FLIP[op]
+    if not _VAR.fullmatch(lhs):
+        return None
+    if op == "=":
+        value = parse_number(rhs)
+        return Assign(lhs, value) if value is not None else None
+    bound = _bound(rhs)
+    if bound is None or isinstance(bound, Inf):
+        return None
+    if op == "!=":
+        return Rel(lhs, None, bound)
+    if op in ("<", "<="):
+        return Rel(lhs, Interval(Inf(-1), bound, True, op == "<"))
+    return Rel(lhs, Interval(bound, Inf(1), op == ">", True))
+
+
+def _matrix(s: str) -> Matrix | None:
+    m = _MATRIX.fullmatch(s)
+    if not m:
+        return None
+    rows = []
+    for row in re.split(r"\\\\", m.group(2)):
+        if not row.strip():
+            continue
+        cells = [parse_number(c) for c in row.split("&")]
+        if any(c is None or c.unit or c.percent for c in cells):
+            return None
+        rows.append(tuple(cells))
+    if not rows or len({len(r) for r in rows}) != 1:
+        return None
+    return Matrix(tuple(rows))
+
+
+@lru_cache(maxsize=8192)
+def parse_leaf(s: str) -> Value | None:
+    """The fast value of one answer (no list separators left in it), or None."""
+    s, wrapped = _unwrap(s.strip())
+    if not s:
+        return None
+    letter = _LETTER.fullmatch(s)
+    if letter:
+        return Letter((letter.group(1) or letter.group(2)).upper())
+    inf = _INFINITY.fullmatch(s)
+    if inf:
+        return Inf(-1 if inf.group(1) == "-" else 1)
+    if s[0].isdigit() or s[0] in "+-.$\\":
+        num = parse_number(s)
+        if num is not None:
+            return num
+    if s[0] in "([":
+        return _union(s) if _CUP.search(s) else _interval(s)
+    if s.startswith("\\begin"):
+        return _matrix(s)
+    if _RELOP.search(s):
+        return _relation(s)
+    if _TEXT.fullmatch(s):
+        words = unicodedata.normalize("NFC", s).casefold().rstrip(".")
+        words = re.sub(r"^(?:the|a|an) ", "", words)
+        return Text(words, wrapped or len(words) > 3)
+    return None
+
+
+def _num_equal(gold: Num, answer: Num) -> bool:
+    if gold.unit and answer.unit and gold.unit != answer.unit:
+        return False
+    if gold.percent == answer.percent:
+        return gold.value == answer.value
+    if gold.percent:  # 25% is answered by 25, not by 0.25
+        return answer.value == gold.value
+    return gold.value in (answer.value, answer.value / 100)
+
+
+def _bound_equal(a: Num | Inf, b: Num | Inf) -> bool:
+    if isinstance(a, Inf) or isinstance(b, Inf):
+        return a == b
+    return a.value == b.value
+
+
+def _interval_equal(a: Interval, b: Interval) -> bool:
+    return (a.low_open == b.low_open and a.high_open == b.high_open
+            and _bound_equal(a.low, b.low) and _bound_equal(a.high, b.high))
+
+
+def _as_union(value: Rel | Union) -> Union | None:
+    if isinstance(value, Union):
+        return Union(tuple((p.low_open, _key(p.low), p.high_open, _key(p.high)) for p in value.parts))
+    if value.interval is None and value.excluded is not None:  # x != v
+        v = value.excluded.value
+        return Union(((True, float("-inf"), True, v), (True, v, True, float("inf"))))
+    return None
+
+
+def leaf_equal(gold: Value, answer: Value) -> bool | None:
+    """Exact equality of two fast values; None when only the symbolic path can tell."""
+    if isinstance(gold, Assign) and isinstance(answer, Num):
+        return _num_equal(gold.value, answer)
+    if isinstance(answer, Assign) and isinstance(gold, Num):
+        return _num_equal(gold, answer.value)
+    if isinstance(gold, Rel) and isinstance(answer, Interval):
+        return gold.interval is not None and _interval_equal(gold.interval, answer)
+    if isinstance(answer, Rel) and isinstance(gold, Interval):
+        return answer.interval is not None and _interval_equal(gold, answer.interval)
+    if isinstance(gold, Rel | Union) and isinstance(answer, Rel | Union) and \
+            type(gold) is not type(answer):
+        return _as_union(gold) == _as_union(answer) or None
+    if type(gold) is not type(answer):
+        if isinstance(gold, Text) or isinstance(answer, Text):
+            return False if (gold.wordy if isinstance(gold, Text) else answer.wordy) else None
+        return False
+    if isinstance(gold, Num):
+        return _num_equal(gold, answer)
+    if isinstance(gold, Inf):
+        return gold == answer
+    if isinstance(gold, Letter):
+        return gold.letter == answer.letter
+    if isinstance(gold, Text):
+        if gold.words == answer.words:
+            return True
+        return False if gold.wordy and answer.wordy else None
+    if isinstance(gold, Interval):
+        return _interval_equal(gold, answer)
+    if isinstance(gold, Union):
+        return len(gold.parts) == len(answer.parts) and all(
+            map(_interval_equal, gold.parts, answer.parts))
+    if isinstance(gold, Rel):
+        if gold.var != answer.var:
+            return False
+        if gold.interval is None or answer.interval is None:
+            return (gold.interval is None and answer.interval is None
+                    and gold.excluded.value == answer.excluded.value)
+        return _interval_equal(gold.interval, answer.interval)
+    if isinstance(gold, Assign):
+        return gold.var == answer.var and _num_equal(gold.value, answer.value)
+    if isinstance(gold, Matrix):
+        return (len(gold.rows) == len(answer.rows) and len(gold.rows[0]) == len(answer.rows[0])
+                and all(g.value == a.value for gr, ar in zip(gold.rows, answer.rows)
+                        for g, a in zip(gr, ar)))
+    return None
