@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rlvr_envs.verify.math.algebra import algebra_equal
-from rlvr_envs.verify.math.fast import Assign, leaf_equal, parse_leaf
+from rlvr_envs.verify.math.fast import Assign, Num, leaf_equal, parse_leaf
 from rlvr_envs.verify.math.normalize import clean, closing_brace, matching_brace, split_top_level
 from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
 
@@ -84,10 +84,43 @@ def _spelling(s: str) -> str:
         s = shorter
 
 
+_OPERATOR_COMMANDS = ("\\times", "\\cdot", "\\div", "\\bmod", "\\mod", "\\pmod")
+_SCIENTIFIC = re.compile(r"[+-]?\d+(?:\.\d+)?\s*(?:\\times|\\cdot|\*)\s*10\^\{?[+-]?\d+\}?")
+
+
+def restates_an_operation(answer: str) -> bool:
+    """True when `answer` has a binary arithmetic operator outside any brackets, as in
+    "12 + 7 \\times 3" or "\\frac{3}{4} + \\frac{5}{6}". Such an answer to a numeric gold only
+    restates the question (copying the problem would otherwise earn the reward); single-term
+    forms such as 2^{10}, \\sqrt{25}, 5! or scientific notation are still compared by value."""
+    text = answer.strip()
+    if _SCIENTIFIC.fullmatch(text):
+        return False
+    depth, previous = 0, ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif depth == 0:
+            if ch == "\\" and text.startswith(_OPERATOR_COMMANDS, i):
+                return True
+            if ch in "*/÷×·" or (ch in "+-" and previous and previous not in "+-*/=^_({[,"):
+                return True
+        if not ch.isspace():
+            previous = ch
+        i += 1
+    return False
+
+
 def fast_equal(gold: str, answer: str) -> bool:
     if _spelling(gold) == _spelling(answer):
         return True
     g, a = parse_leaf(gold), parse_leaf(answer)
+    if isinstance(g, Num) and a is None and restates_an_operation(answer):
+        return False
     same = leaf_equal(g, a) if g is not None and a is not None else None
     if same is None:
         same = algebra_equal(gold, answer)
