@@ -74,15 +74,9 @@ class StepRequest(BaseModel):
     action: str
 
 
-class _BodyTooLarge(HTTPException):
-    """Raised from `receive`; an HTTPException so FastAPI's body parsing re-raises it as is."""
-
-    def __init__(self, limit: int):
-        super().__init__(413, f"request body exceeds {limit} bytes")
-
-
 class BodyLimitMiddleware:
-    """413 for bodies over `max_bytes`, by Content-Length or while streaming (chunked)."""
+    """413 for bodies over `max_bytes`: by Content-Length up front, or, for a streamed body
+    without one, by buffering it up to the limit before the app sees it."""
 
     def __init__(self, app, max_bytes: int):
         self.app, self.max_bytes = app, max_bytes
@@ -91,29 +85,29 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            return await self._refuse(send)
-        received, started = 0, False
-
-        async def limited_receive():
-            nonlocal received
+        if declared is not None and declared.isdigit():
+            if int(declared) > self.max_bytes:
+                return await self._refuse(send)
+            return await self.app(scope, receive, send)  # the server enforces the length
+        body, more = bytearray(), True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise _BodyTooLarge(self.max_bytes)
-            return message
+            if message["type"] == "http.disconnect":
+                return None
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                return await self._refuse(send)
+            more = message.get("more_body", False)
+        replayed = False
 
-        async def tracking_send(message):
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
 
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _BodyTooLarge:
-            if not started:
-                await self._refuse(send)
+        return await self.app(scope, replay, send)
 
     async def _refuse(self, send):
         response = JSONResponse({"detail": f"request body exceeds {self.max_bytes} bytes"},
