@@ -149,13 +149,15 @@ class RayVectorEnv(VectorEnv):
     """
 
     def __init__(self, env_id: str, num_envs: int, env_kwargs: Mapping[str, Any] | str | None = None,
-                 *, num_cpus: float = 1.0):
+                 *, num_cpus: float | None = None):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.env_id, self.num_envs = env_id, num_envs
         key = kwargs_key(env_kwargs)
-        self.actors = [EnvActor.options(num_cpus=num_cpus).remote(env_id, key)
-                       for _ in range(num_envs)]
+        # Ray's default actor reserves no CPU while it runs, so more envs than cores can live
+        # on a node; pass num_cpus to reserve cores for heavy envs (sandboxes).
+        actor = EnvActor.options(num_cpus=num_cpus) if num_cpus is not None else EnvActor
+        self.actors = [actor.remote(env_id, key) for _ in range(num_envs)]
         observation_space, action_space, metadata = ray.get(self.actors[0].spaces.remote())
         self.single_observation_space, self.single_action_space = observation_space, action_space
         self.observation_space = batch_space(observation_space, num_envs)
