@@ -1,12 +1,14 @@
-"""A process pool for scoring with a per-item deadline, so no verifier can stall a server.
+"""Scoring worker processes with a per-item deadline, so no verifier can stall a server.
 
-Items run in worker processes (spawned: the server's event loop and threads are never forked).
-An item that overruns its deadline scores 0 ("server_timeout"); the pool it is stuck in is
-replaced at once, and its processes are killed after one more deadline (by then every item
-still running there has overrun too). A worker that dies (a verifier crash, the OOM killer)
-breaks its pool: the pool is replaced and each item that was in flight is retried once, alone
-in a fresh process, so only the completion that kills its process scores 0
-("worker_crashed").
+Each worker is a spawned process (the server's event loop and threads are never forked) fed
+one item at a time over a pipe. The deadline runs from the moment a worker takes the item, so
+a long queue never turns into false timeouts. A worker that overruns is killed and replaced,
+and only its item scores 0 ("server_timeout"); a worker that dies mid-item (a verifier crash,
+the OOM killer) is replaced and only its item scores 0 ("worker_crashed"). Idle workers wait
+in an asyncio queue; each running item is awaited from a dedicated thread, never on the loop.
+
+(concurrent.futures' ProcessPoolExecutor cannot stop one running task: a stuck verifier would
+hold its worker forever, and a crash fails every task in flight. Hence processes of our own.)
 """
 
 from __future__ import annotations
@@ -14,110 +16,159 @@ from __future__ import annotations
 import asyncio
 import multiprocessing as mp
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
-from rlvr_envs.integrations.scoring import ScoreItem, error_record, score_item
+from rlvr_envs.integrations.scoring import ScoreItem, cached_env, error_record, score_item
+
+Work = Callable[[Any], dict[str, Any]]
+#: seconds a fresh worker may take to import and build its default env
+BOOT_TIMEOUT = 120.0
 
 
-def _warm(env_specs: Sequence[tuple[str, str]]) -> bool:
-    from rlvr_envs.integrations.scoring import cached_env
+def _worker_main(conn, work: Work, warm_envs: Sequence[tuple[str, str]]) -> None:
+    for env_id, env_kwargs in warm_envs:
+        try:
+            cached_env(env_id, env_kwargs)
+        except Exception:  # noqa: BLE001 - the item that needs it will report the error
+            pass
+    conn.send("ready")
+    while True:
+        try:
+            item = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            result = work(item)
+        except Exception as err:  # noqa: BLE001 - a work-function bug must not kill the worker
+            result = error_record("scorer_error", f"{type(err).__name__}: {err}")
+        conn.send(result)
 
-    for env_id, env_kwargs in env_specs:
-        cached_env(env_id, env_kwargs)
-    return True
+
+class _Overran(Exception):
+    pass
 
 
-def _timeout_record(seconds: float) -> dict[str, Any]:
-    return error_record("server_timeout", f"scoring took longer than {seconds:g} s")
+class _Died(Exception):
+    pass
 
 
-def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    # ProcessPoolExecutor has no public way to stop a running task; its workers are in the
-    # private `_processes` map.
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        if process.is_alive():
-            process.kill()
-    pool.shutdown(wait=False, cancel_futures=True)
+class _DeadBeforeSend(Exception):
+    pass
+
+
+class _Worker:
+    def __init__(self, context, work: Work, warm_envs: Sequence[tuple[str, str]]):
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, work, tuple(warm_envs)),
+                                       daemon=True, name="rlvr-scorer")
+        self.process.start()
+        child.close()
+        self.ready = False
+
+    def run(self, item: Any, timeout: float) -> dict[str, Any]:
+        """Blocking: send the item, wait up to `timeout` s for its result. The deadline starts
+        once the worker has booted (imports, default env built), not while it boots."""
+        try:
+            if not self.ready:
+                if not self.conn.poll(BOOT_TIMEOUT) or self.conn.recv() != "ready":
+                    raise _DeadBeforeSend
+                self.ready = True
+            self.conn.send(item)
+        except (EOFError, OSError) as err:
+            raise _DeadBeforeSend from err
+        try:
+            if not self.conn.poll(timeout):
+                raise _Overran
+            return self.conn.recv()
+        except (EOFError, OSError) as err:
+            raise _Died from err
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=5)
+        self.conn.close()
 
 
 class ScoringPool:
     """`await pool.score(items)` → one result record per item, in order."""
 
     def __init__(self, workers: int | None = None, *, item_timeout: float = 30.0,
-                 warm_envs: Sequence[tuple[str, str]] = (),
-                 work: Callable[[Any], dict[str, Any]] = score_item):
+                 warm_envs: Sequence[tuple[str, str]] = (), work: Work = score_item):
         if item_timeout <= 0:
             raise ValueError(f"item_timeout must be > 0 seconds, got {item_timeout}")
         self.workers = workers or os.cpu_count() or 1
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
         self.item_timeout = item_timeout
-        self.warm_envs = tuple(warm_envs)
-        self.work = work  # a module-level function (workers import it by name)
+        self.warm_envs, self.work = tuple(warm_envs), work  # work: module-level (pickled by name)
         self.recycled = 0
         self._context = mp.get_context("spawn")
-        self._pool = self._new_pool()
-        self._doomed: list[ProcessPoolExecutor] = []
+        self._lock = threading.Lock()
+        self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="rlvr-score-wait")
+        self._all = [self._spawn() for _ in range(self.workers)]
+        self._idle: asyncio.Queue[_Worker] | None = None
 
-    def _new_pool(self) -> ProcessPoolExecutor:
-        pool = ProcessPoolExecutor(self.workers, mp_context=self._context)
-        if self.warm_envs:
-            for _ in range(self.workers):  # spawn workers now and build the default env there
-                pool.submit(_warm, self.warm_envs)
-        return pool
+    def _spawn(self) -> _Worker:
+        return _Worker(self._context, self.work, self.warm_envs)
 
-    def _replace(self, stale: ProcessPoolExecutor) -> None:
-        if stale is not self._pool:
-            return  # another item already replaced it
-        self._pool = self._new_pool()
-        self.recycled += 1
-        self._doomed.append(stale)
-        asyncio.get_running_loop().call_later(self.item_timeout, self._kill, stale)
+    def _queue(self) -> asyncio.Queue:
+        if self._idle is None:  # created inside the running loop
+            self._idle = asyncio.Queue()
+            for worker in self._all:
+                self._idle.put_nowait(worker)
+        return self._idle
 
-    def _kill(self, pool: ProcessPoolExecutor) -> None:
-        _kill_workers(pool)
-        if pool in self._doomed:
-            self._doomed.remove(pool)
+    def _replace(self, worker: _Worker) -> _Worker:
+        worker.kill()
+        fresh = self._spawn()
+        with self._lock:
+            self._all[self._all.index(worker)] = fresh
+            self.recycled += 1
+        return fresh
+
+    def _run(self, worker: _Worker, item: Any) -> tuple[dict[str, Any], _Worker]:
+        """In a waiting thread: the item's result, and the worker to hand back (a fresh one
+        when this one overran or died)."""
+        try:
+            try:
+                return worker.run(item, self.item_timeout), worker
+            except _DeadBeforeSend:  # died while idle: the item never ran, run it on a fresh one
+                worker = self._replace(worker)
+                return worker.run(item, self.item_timeout), worker
+        except _Overran:
+            return (error_record("server_timeout", f"scoring took longer than "
+                                 f"{self.item_timeout:g} s"), self._replace(worker))
+        except (_Died, _DeadBeforeSend):
+            return (error_record("worker_crashed", "the scoring process died on this completion"),
+                    self._replace(worker))
 
     async def _score_one(self, item: ScoreItem) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        pool = self._pool
-        try:
-            future = loop.run_in_executor(pool, self.work, item)
-        except (BrokenProcessPool, RuntimeError):  # submitted to a pool that just broke
-            self._replace(pool)
-            return await self._quarantined(item)
-        try:
-            return await asyncio.wait_for(future, self.item_timeout)
-        except asyncio.TimeoutError:
-            self._replace(pool)
-            return _timeout_record(self.item_timeout)
-        except BrokenProcessPool:
-            self._replace(pool)
-            return await self._quarantined(item)
+        idle = self._queue()
+        worker = await idle.get()
+        future = asyncio.get_running_loop().run_in_executor(self._threads, self._run, worker, item)
+        # the worker goes back to the queue when its item is done, even if this request was
+        # cancelled meanwhile
+        future.add_done_callback(lambda done: idle.put_nowait(
+            done.result()[1] if not done.cancelled() and done.exception() is None else self._spawn_into(worker)))
+        result, _ = await asyncio.shield(future)
+        return result
 
-    async def _quarantined(self, item: ScoreItem) -> dict[str, Any]:
-        """Retry an item that was in flight when a worker died, alone in a fresh process: the
-        culprit dies again by itself, and the bystanders score normally."""
-        solo = ProcessPoolExecutor(1, mp_context=self._context)
-        try:
-            future = asyncio.get_running_loop().run_in_executor(solo, self.work, item)
-            return await asyncio.wait_for(future, self.item_timeout)
-        except asyncio.TimeoutError:
-            return _timeout_record(self.item_timeout)
-        except BrokenProcessPool:
-            return error_record("worker_crashed", "the scoring process died on this completion")
-        finally:
-            _kill_workers(solo)
+    def _spawn_into(self, lost: _Worker) -> _Worker:
+        return self._replace(lost)
 
     async def score(self, items: Sequence[ScoreItem]) -> list[dict[str, Any]]:
         return list(await asyncio.gather(*(self._score_one(item) for item in items)))
 
     def pids(self) -> list[int]:
-        return [p.pid for p in (getattr(self._pool, "_processes", None) or {}).values()]
+        with self._lock:
+            return [w.process.pid for w in self._all]
 
     def shutdown(self) -> None:
-        for pool in [self._pool, *self._doomed]:
-            _kill_workers(pool)
-        self._doomed.clear()
-
+        with self._lock:
+            workers = list(self._all)
+        for worker in workers:
+            worker.kill()
+        self._threads.shutdown(wait=False, cancel_futures=True)
