@@ -33,9 +33,9 @@ import httpx
 import psutil
 
 import rlvr_envs
+from rlvr_envs.integrations.ground_truth import encode_ground_truth
 from rlvr_envs.integrations.scoring import cached_env
 from rlvr_envs.integrations.task_rows import task_rows
-from rlvr_envs.integrations.ground_truth import encode_ground_truth
 
 RSS_GROWTH_BOUND_MB = 150.0
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -33,14 +32,14 @@ def serve_command(
     kwargs: str = typer.Option("{}", help="default env kwargs as JSON"),
     host: str = typer.Option("127.0.0.1", help="bind address (0.0.0.0 to expose it)"),
     port: int = typer.Option(8000, help="port"),
-    workers: Optional[int] = typer.Option(None, help="scoring processes (default: CPU count)"),
+    workers: int | None = typer.Option(None, help="scoring processes (default: CPU count)"),
     item_timeout: float = typer.Option(30.0, help="seconds before one completion scores 0"),
     max_body_mb: float = typer.Option(32.0, help="larger request bodies get 413"),
-    token: Optional[str] = typer.Option(None, envvar="RLVR_SERVER_TOKEN",
+    token: str | None = typer.Option(None, envvar="RLVR_SERVER_TOKEN",
                                         help="require this bearer token (or ?token=)"),
     session_ttl: float = typer.Option(600.0, help="idle seconds before a session is closed"),
     max_sessions: int = typer.Option(256, help="open sessions at most"),
-    ray: Optional[str] = typer.Option(None, "--ray", help="fan out over the Ray cluster at this "
+    ray: str | None = typer.Option(None, "--ray", help="fan out over the Ray cluster at this "
                                       "address ('auto', 'ray://head:10001', 'local')"),
     log_level: str = typer.Option("info", help="uvicorn log level"),
 ) -> None:
@@ -59,7 +58,7 @@ def export_verl_command(
     out: Path = typer.Argument(..., help="output folder for train.parquet and test.parquet"),
     env: str = typer.Option(..., help="env id, e.g. rlvr/Math-v0"),
     n: int = typer.Option(1000, help="train tasks"),
-    test_n: Optional[int] = typer.Option(None, help="test tasks (default n // 10)"),
+    test_n: int | None = typer.Option(None, help="test tasks (default n // 10)"),
     seed: int = typer.Option(0, help="sampling seed"),
     kwargs: str = typer.Option("{}", help="env kwargs as JSON (kept in extra_info)"),
 ) -> None:

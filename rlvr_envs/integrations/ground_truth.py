@@ -14,7 +14,8 @@ and this module is the one codec between that string and a `Task`:
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from rlvr_envs.core.task import Task
 
@@ -50,7 +51,7 @@ def decode_ground_truth(value: Any, env: Any) -> Task:
     if isinstance(value, Mapping):
         return Task.from_dict(value, family=family)
     if not isinstance(value, str):
-        raise ValueError(f"ground truth must be a str (task record JSON, task id or gold answer) "
+        raise TypeError(f"ground truth must be a str (task record JSON, task id or gold answer) "
                          f"or a task record object; got {type(value).__name__}")
     if not value.strip():
         raise ValueError("ground truth is empty; expected a task record JSON, a task id or a "

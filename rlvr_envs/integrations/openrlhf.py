@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rlvr_envs.integrations.scoring import ScoreItem, error_record, kwargs_key, score_items
 

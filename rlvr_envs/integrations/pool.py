@@ -17,8 +17,9 @@ import asyncio
 import multiprocessing as mp
 import os
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rlvr_envs.integrations.scoring import ScoreItem, cached_env, error_record, score_item
 

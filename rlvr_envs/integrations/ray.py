@@ -14,15 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import ray
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from rlvr_envs.integrations.scoring import (ScoreItem, error_record, kwargs_key, score_items,
-                                            to_jsonable)
+from rlvr_envs.integrations.scoring import (
+    ScoreItem,
+    error_record,
+    kwargs_key,
+    score_items,
+    to_jsonable,
+)
 
 
 def connect(address: str | None = None, **init_kwargs: Any) -> None:

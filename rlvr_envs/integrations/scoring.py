@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rlvr_envs.core.scoring import Score, check_completion, zero_score
 from rlvr_envs.core.task import Task
@@ -28,7 +29,7 @@ def kwargs_key(env_kwargs: Mapping[str, Any] | str | None) -> str:
     if isinstance(env_kwargs, str):
         env_kwargs = json.loads(env_kwargs)
     if not isinstance(env_kwargs, Mapping):
-        raise ValueError(f"env kwargs must be a JSON object, got {type(env_kwargs).__name__}")
+        raise TypeError(f"env kwargs must be a JSON object, got {type(env_kwargs).__name__}")
     return json.dumps(dict(env_kwargs), sort_keys=True)
 
 

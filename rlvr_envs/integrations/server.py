@@ -21,7 +21,7 @@ import contextlib
 import hmac
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -29,42 +29,46 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr_envs.integrations.openrlhf import build_items, reply
 from rlvr_envs.integrations.scoring import kwargs_key
-from rlvr_envs.integrations.sessions import (SessionEnded, SessionNotFound, SessionStore,
-                                             TooManySessions)
+from rlvr_envs.integrations.sessions import (
+    SessionEnded,
+    SessionNotFound,
+    SessionStore,
+    TooManySessions,
+)
 
 
 @dataclass
 class ServerConfig:
     env: str = "rlvr/Math-v0"
-    env_kwargs: Optional[dict] = None
-    workers: Optional[int] = None
+    env_kwargs: dict | None = None
+    workers: int | None = None
     item_timeout: float = 30.0
     max_body_bytes: int = 32 * 1024 * 1024
     max_batch: int = 4096
-    token: Optional[str] = None
+    token: str | None = None
     session_ttl: float = 600.0
     max_sessions: int = 256
-    ray_address: Optional[str] = None
+    ray_address: str | None = None
 
 
 class ScoreRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    query: Optional[list[str]] = Field(None, description="prompt + response texts (OpenRLHF)")
-    prompts: Optional[list[Optional[str]]] = Field(None, description="prompt texts, cut from query")
-    labels: list[Union[str, dict]] = Field(..., description="ground truth per sample")
-    responses: Optional[list[str]] = Field(None, description="responses alone, instead of query")
-    env: Optional[str] = None
-    env_kwargs: Optional[dict] = None
+    query: list[str] | None = Field(None, description="prompt + response texts (OpenRLHF)")
+    prompts: list[str | None] | None = Field(None, description="prompt texts, cut from query")
+    labels: list[str | dict] = Field(..., description="ground truth per sample")
+    responses: list[str] | None = Field(None, description="responses alone, instead of query")
+    env: str | None = None
+    env_kwargs: dict | None = None
 
 
 class ResetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    env: Optional[str] = None
-    env_kwargs: Optional[dict] = None
-    seed: Optional[int] = None
-    options: Optional[dict] = None
+    env: str | None = None
+    env_kwargs: dict | None = None
+    seed: int | None = None
+    options: dict | None = None
 
 
 class StepRequest(BaseModel):
@@ -132,7 +136,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI):
         if config.ray_address:
-            from rlvr_envs.integrations.ray import RayScoringBackend, ray_runner_factory, connect
+            from rlvr_envs.integrations.ray import RayScoringBackend, connect, ray_runner_factory
 
             connect(config.ray_address)
             state["scorer"] = RayScoringBackend(item_timeout=config.item_timeout)

@@ -12,8 +12,9 @@ import asyncio
 import json
 import secrets
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Protocol
 
 from rlvr_envs.integrations.scoring import kwargs_key, to_jsonable
 

@@ -7,8 +7,9 @@ task id; a finite source that holds fewer tasks than asked gives all it has.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from rlvr_envs.core.task import Task
 from rlvr_envs.integrations.scoring import kwargs_key

@@ -15,7 +15,8 @@ Imports neither torch nor trl: `datasets` is imported when a dataset is built.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rlvr_envs.integrations.ground_truth import decode_ground_truth, encode_ground_truth
 from rlvr_envs.integrations.scoring import cached_env, kwargs_key, score_completion

@@ -24,8 +24,9 @@ for every sample, so this returns a fixed set.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from rlvr_envs.integrations.ground_truth import encode_ground_truth
 from rlvr_envs.integrations.scoring import kwargs_key, score_one

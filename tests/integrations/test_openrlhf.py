@@ -10,11 +10,10 @@ import json
 import aiohttp
 import pytest
 import requests
+from conftest import TOKEN
 
 import rlvr_envs.integrations.openrlhf as openrlhf_module
 from rlvr_envs.integrations.openrlhf import export_openrlhf
-
-from conftest import TOKEN
 
 PROMPT = ("<|im_start|>system\nGive the answer in \\boxed{}, e.g. \\boxed{42}.<|im_end|>\n"
           "<|im_start|>user\nCompute 12 + 30.<|im_end|>\n<|im_start|>assistant\n")

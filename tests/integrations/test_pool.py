@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from rlvr_envs.integrations.pool import ScoringPool
-
 from pool_helpers import hostile_or_fine
+
+from rlvr_envs.integrations.pool import ScoringPool
 
 
 def test_timeouts_and_crashes_cost_only_their_item():

@@ -7,13 +7,12 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from conftest import gold_of
+from fastapi.testclient import TestClient
 
-from rlvr_envs.integrations.ray import RayBatchScorer, RayVectorEnv  # noqa: E402
-from rlvr_envs.integrations.server import ServerConfig, create_app  # noqa: E402
-from rlvr_envs.integrations.trl import grpo_dataset  # noqa: E402
-
-from conftest import gold_of  # noqa: E402
+from rlvr_envs.integrations.ray import RayBatchScorer, RayVectorEnv
+from rlvr_envs.integrations.server import ServerConfig, create_app
+from rlvr_envs.integrations.trl import grpo_dataset
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import ClassVar
 
 import pytest
 from fastapi.testclient import TestClient
 
 from rlvr_envs.integrations.server import ServerConfig, create_app
-from rlvr_envs.integrations.sessions import (SessionNotFound, SessionStore, ThreadEpisodeRunner,
-                                             TooManySessions)
+from rlvr_envs.integrations.sessions import (
+    SessionNotFound,
+    SessionStore,
+    ThreadEpisodeRunner,
+    TooManySessions,
+)
 
 TOKEN = "s3cret"
 PROMPT = ("<|im_start|>system\nPut the answer in \\boxed{}, e.g. \\boxed{42}.<|im_end|>\n"
@@ -153,7 +158,7 @@ def test_session_request_errors(client):
 
 
 class RecordingRunner(ThreadEpisodeRunner):
-    closed: list = []
+    closed: ClassVar[list] = []
 
     async def close(self):
         RecordingRunner.closed.append(self)

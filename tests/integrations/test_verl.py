@@ -11,12 +11,11 @@ from functools import partial
 import datasets
 import pyarrow.parquet as pq
 import pytest
+from conftest import gold_of
 from typer.testing import CliRunner
 
-import rlvr_envs.cli as cli
+from rlvr_envs import cli
 from rlvr_envs.integrations.verl import compute_score, export_verl
-
-from conftest import gold_of
 
 
 def load_extern_object(module_path: str, object_name: str):
@@ -79,7 +78,7 @@ def test_parquet_has_verls_schema(exported):
 
 
 def test_export_is_deterministic(exported, tmp_path):
-    out, paths = exported
+    _, paths = exported
     again = export_verl("rlvr/Math-v0", 12, tmp_path, test_n=4, seed=7)
     assert pq.read_table(again["train"]).equals(pq.read_table(paths["train"]))
 
