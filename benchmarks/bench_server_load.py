@@ -25,6 +25,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,10 +114,11 @@ def tree_rss_mb(pid: int) -> float:
 
 def start_server(port: int, workers: int, item_timeout: float) -> subprocess.Popen:
     rlvr = Path(sys.executable).with_name("rlvr")
+    log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a full pipe would stall it
     process = subprocess.Popen([str(rlvr), "serve", "--host", "127.0.0.1", "--port", str(port),
                                 "--workers", str(workers), "--item-timeout", str(item_timeout),
                                 "--log-level", "warning"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                               stdout=log, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         try:
@@ -125,7 +127,8 @@ def start_server(port: int, workers: int, item_timeout: float) -> subprocess.Pop
         except httpx.TransportError:
             time.sleep(0.2)
     process.kill()
-    raise RuntimeError(f"server did not start: {process.stderr.read()[-2000:]}")
+    log.seek(0)
+    raise RuntimeError(f"server did not start: {log.read()[-2000:]}")
 
 
 def request_body(batch: list[Sample]) -> dict:

@@ -14,9 +14,13 @@ hold its worker forever, and a crash fails every task in flight. Hence processes
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import multiprocessing as mp
 import os
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -28,7 +32,28 @@ Work = Callable[[Any], dict[str, Any]]
 BOOT_TIMEOUT = 120.0
 
 
-def _worker_main(conn, work: Work, warm_envs: Sequence[tuple[str, str]]) -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """A worker must not outlive its server (a SIGKILLed server would leave a worker stuck on a
+    hostile item spinning forever): the kernel's parent-death signal on Linux, and a watchdog
+    thread everywhere."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="rlvr-parent-watch").start()
+
+
+def _worker_main(conn, work: Work, warm_envs: Sequence[tuple[str, str]], parent_pid: int) -> None:
+    _die_with_parent(parent_pid)
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        return
     for env_id, env_kwargs in warm_envs:
         try:
             cached_env(env_id, env_kwargs)
@@ -62,7 +87,7 @@ class _DeadBeforeSend(Exception):
 class _Worker:
     def __init__(self, context, work: Work, warm_envs: Sequence[tuple[str, str]]):
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, work, tuple(warm_envs)),
+        self.process = context.Process(target=_worker_main, args=(child, work, tuple(warm_envs), os.getpid()),
                                        daemon=True, name="rlvr-scorer")
         self.process.start()
         child.close()

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,16 +27,16 @@ def gold_of(ground_truth: str) -> str:
     return json.loads(ground_truth)["answer"]
 
 
-@pytest.fixture(scope="module")
-def live_server():
-    """`rlvr serve` as users run it (CLI → uvicorn), on 127.0.0.1, with a bearer token."""
+def start_rlvr_serve(*extra: str, token: str = TOKEN) -> tuple[subprocess.Popen, str]:
+    """`rlvr serve` as users run it (CLI → uvicorn) on 127.0.0.1; returns (process, base url)."""
     port = free_port()
     rlvr = Path(sys.executable).with_name("rlvr")
+    log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a full pipe would block it
     process = subprocess.Popen(
         [str(rlvr), "serve", "--env", "rlvr/Math-v0", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "2", "--item-timeout", "20", "--log-level", "warning"],
-        env={**os.environ, "RLVR_SERVER_TOKEN": TOKEN},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+         "--workers", "2", "--item-timeout", "20", "--log-level", "warning", *extra],
+        env={**os.environ, "RLVR_SERVER_TOKEN": token},
+        stdout=log, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -46,8 +47,16 @@ def live_server():
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            raise RuntimeError(f"rlvr serve did not come up:\n{process.stdout.read()}")
+            log.seek(0)
+            raise RuntimeError(f"rlvr serve did not come up:\n{log.read()[-4000:]}")
         time.sleep(0.2)
+    return process, url
+
+
+@pytest.fixture(scope="module")
+def live_server():
+    """A live `rlvr serve` with a bearer token, for the whole module."""
+    process, url = start_rlvr_serve()
     yield url
     process.terminate()
     try:

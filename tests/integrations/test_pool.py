@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import time
 
+import httpx
+import psutil
+from conftest import start_rlvr_serve
 from pool_helpers import hostile_or_fine
 
 from rlvr_envs.integrations.pool import ScoringPool
@@ -41,3 +46,24 @@ def test_queue_wait_does_not_count_against_the_deadline():
             pool.shutdown()
 
     assert [r["verifier"] for r in asyncio.run(scenario())] == ["fine"] * 4
+
+
+def test_workers_die_with_a_killed_server():
+    process, url = start_rlvr_serve()
+    try:
+        workers = httpx.get(f"{url}/health").json()["workers"]
+        assert len(workers) == 2 and all(psutil.pid_exists(pid) for pid in workers)
+    finally:
+        process.send_signal(signal.SIGKILL)  # no shutdown hook runs
+        process.wait()
+    deadline = time.monotonic() + 20
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
