@@ -45,7 +45,8 @@ def decode_ground_truth(value: Any, env: Any) -> Task:
 
     Raises ValueError naming what was expected when `value` is none of the accepted forms.
     """
-    family = getattr(env.source, "family", "custom")
+    source = getattr(env, "source", None)
+    family = getattr(source, "family", "custom")
     if isinstance(value, Task):
         return value
     if isinstance(value, Mapping):
@@ -59,12 +60,13 @@ def decode_ground_truth(value: Any, env: Any) -> Task:
     record = _record_from_text(value)
     if record is not None:
         return Task.from_dict(record, family=family)
-    try:
-        return env.source.get(value)
-    except (KeyError, ValueError, TypeError):
-        pass
+    if source is not None:
+        try:
+            return source.get(value)
+        except (KeyError, ValueError, TypeError):
+            pass
     if family in ANSWER_ONLY_FAMILIES:
         return Task(prompt=GOLD_ONLY_PROMPT, answer=value, family=family, source="ground_truth")
     raise ValueError(f"ground truth {value!r:.120} is neither a task record JSON (with 'prompt' "
-                     f"and 'answer') nor a task id known to {getattr(env.source, 'name', 'the env')}"
+                     f"and 'answer') nor a task id known to {getattr(source, 'name', 'the env')}"
                      f"; family {family!r} needs the full task record")

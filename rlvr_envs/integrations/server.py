@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -178,7 +179,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     def known_env(env_id: str) -> str:
         try:
             env_entry(env_id)
-        except Exception as err:  # gymnasium's UnregisteredEnv / DeprecatedEnv
+        except gym.error.Error as err:  # UnregisteredEnv (with close matches), DeprecatedEnv
             raise HTTPException(404, str(err)) from None
         return env_id
 

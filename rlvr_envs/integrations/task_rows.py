@@ -41,9 +41,9 @@ def iter_task_rows(env_id: str, *, seed: int = 0,
         raise ValueError(f"the number of tasks must be >= 1, got {limit}")
     env = make(env_id, **json.loads(kwargs_key(env_kwargs)))
     try:
-        source = env.unwrapped.source
+        source = getattr(env.unwrapped, "source", None)
         seen: set[str] = set()
-        if hasattr(source, "__len__"):  # finite list: a seeded permutation, each task once
+        if source is not None and hasattr(source, "__len__"):  # finite list: a seeded permutation, each task once
             order = np.random.default_rng(seed).permutation(len(source))
             for index in order[:limit]:
                 row = _episode_start(env, seed=seed, task_id=source[int(index)].id)
