@@ -76,8 +76,8 @@ def test_prompt_missing_from_query_scores_zero_with_reason(client):
     assert reply["details"][0]["verifier"] == "prompt_not_in_query"
 
 
-def test_huge_completion_scores_zero_not_500(client):
-    big = "9" * 1_000_001  # over the env's action space, under the body limit? no: bigger
+def test_large_completions_score_and_oversized_bodies_are_refused(client):
+    big = "9" * 1_000_001  # this client's body limit is 256 KiB
     reply = score(client, responses=[big[:200_000] + "\\boxed{42}"], labels=["42"])
     assert reply.status_code == 200 and reply.json()["rewards"] == [1.0]
     assert score(client, responses=[big], labels=["42"]).status_code == 413
