@@ -98,3 +98,14 @@ def test_no_torch_or_trl_at_import():
             "print(sorted(m for m in ('torch', 'trl', 'ray') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_completions_past_the_action_space_score_zero_as_in_step(inputs):
+    dataset, (reward,) = inputs
+    gold = gold_of(dataset["ground_truth"][0])
+    huge = "9" * 1_000_000 + f"\\boxed{{{gold}}}"
+    logged = {}
+    rewards = reward(dataset["prompt"][:2], [huge, f"\\boxed{{{gold}}}"],
+                     ground_truth=dataset["ground_truth"][:2],
+                     log_extra=lambda column, values: logged.setdefault(column, values))
+    assert rewards == [0.0, 1.0] and logged["verifier"] == ["too_long", "correct"]
