@@ -102,10 +102,10 @@ def test_no_torch_or_trl_at_import():
 
 def test_completions_past_the_action_space_score_zero_as_in_step(inputs):
     dataset, (reward,) = inputs
-    gold = gold_of(dataset["ground_truth"][0])
-    huge = "9" * 1_000_000 + f"\\boxed{{{gold}}}"
+    first, second = (gold_of(g) for g in dataset["ground_truth"][:2])
+    huge = "9" * 1_000_000 + f"\\boxed{{{first}}}"
     logged = {}
-    rewards = reward(dataset["prompt"][:2], [huge, f"\\boxed{{{gold}}}"],
+    rewards = reward(dataset["prompt"][:2], [huge, f"\\boxed{{{second}}}"],
                      ground_truth=dataset["ground_truth"][:2],
                      log_extra=lambda column, values: logged.setdefault(column, values))
     assert rewards == [0.0, 1.0] and logged["verifier"] == ["too_long", "correct"]
