@@ -20,6 +20,8 @@ console = Console()
 SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("rlvr_envs.difficulty_cli", "app", "difficulty"),
     ("rlvr_envs.sandbox.cli", "app", "sandbox"),
+    ("rlvr_envs.integrations.cli", "serve_app", "serve"),
+    ("rlvr_envs.integrations.cli", "export_app", "export"),
 ]
 
 

@@ -1,0 +1,200 @@
+"""Scoring worker processes with a per-item deadline, so no verifier can stall a server.
+
+Each worker is a spawned process (the server's event loop and threads are never forked) fed
+one item at a time over a pipe. The deadline runs from the moment a worker takes the item, so
+a long queue never turns into false timeouts. A worker that overruns is killed and replaced,
+and only its item scores 0 ("server_timeout"); a worker that dies mid-item (a verifier crash,
+the OOM killer) is replaced and only its item scores 0 ("worker_crashed"). Idle workers wait
+in an asyncio queue; each running item is awaited from a dedicated thread, never on the loop.
+
+(concurrent.futures' ProcessPoolExecutor cannot stop one running task: a stuck verifier would
+hold its worker forever, and a crash fails every task in flight. Hence processes of our own.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import multiprocessing as mp
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rlvr_envs.integrations.scoring import ScoreItem, cached_env, error_record, score_item
+
+Work = Callable[[Any], dict[str, Any]]
+#: seconds a fresh worker may take to import and build its default env
+BOOT_TIMEOUT = 120.0
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """A worker must not outlive its server (a SIGKILLed server would leave a worker stuck on a
+    hostile item spinning forever): the kernel's parent-death signal on Linux, and a watchdog
+    thread everywhere."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="rlvr-parent-watch").start()
+
+
+def _worker_main(conn, work: Work, warm_envs: Sequence[tuple[str, str]], parent_pid: int) -> None:
+    _die_with_parent(parent_pid)
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        return
+    for env_id, env_kwargs in warm_envs:
+        try:
+            cached_env(env_id, env_kwargs)
+        except Exception:  # noqa: BLE001 - the item that needs it will report the error
+            pass
+    conn.send("ready")
+    while True:
+        try:
+            item = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            result = work(item)
+        except Exception as err:  # noqa: BLE001 - a work-function bug must not kill the worker
+            result = error_record("scorer_error", f"{type(err).__name__}: {err}")
+        conn.send(result)
+
+
+class _Overran(Exception):
+    pass
+
+
+class _Died(Exception):
+    pass
+
+
+class _DeadBeforeSend(Exception):
+    pass
+
+
+class _Worker:
+    def __init__(self, context, work: Work, warm_envs: Sequence[tuple[str, str]]):
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, work, tuple(warm_envs), os.getpid()),
+                                       daemon=True, name="rlvr-scorer")
+        self.process.start()
+        child.close()
+        self.ready = False
+
+    def run(self, item: Any, timeout: float) -> dict[str, Any]:
+        """Blocking: send the item, wait up to `timeout` s for its result. The deadline starts
+        once the worker has booted (imports, default env built), not while it boots."""
+        try:
+            if not self.ready:
+                if not self.conn.poll(BOOT_TIMEOUT) or self.conn.recv() != "ready":
+                    raise _DeadBeforeSend
+                self.ready = True
+            self.conn.send(item)
+        except (EOFError, OSError) as err:
+            raise _DeadBeforeSend from err
+        try:
+            if not self.conn.poll(timeout):
+                raise _Overran
+            return self.conn.recv()
+        except (EOFError, OSError) as err:
+            raise _Died from err
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=5)
+        self.conn.close()
+
+
+class ScoringPool:
+    """`await pool.score(items)` → one result record per item, in order."""
+
+    def __init__(self, workers: int | None = None, *, item_timeout: float = 30.0,
+                 warm_envs: Sequence[tuple[str, str]] = (), work: Work = score_item):
+        if item_timeout <= 0:
+            raise ValueError(f"item_timeout must be > 0 seconds, got {item_timeout}")
+        self.workers = workers or os.cpu_count() or 1
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        self.item_timeout = item_timeout
+        self.warm_envs, self.work = tuple(warm_envs), work  # work: module-level (pickled by name)
+        self.recycled = 0
+        self._context = mp.get_context("spawn")
+        self._lock = threading.Lock()
+        self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="rlvr-score-wait")
+        self._all = [self._spawn() for _ in range(self.workers)]
+        self._idle: asyncio.Queue[_Worker] | None = None
+
+    def _spawn(self) -> _Worker:
+        return _Worker(self._context, self.work, self.warm_envs)
+
+    def _queue(self) -> asyncio.Queue:
+        if self._idle is None:  # created inside the running loop
+            self._idle = asyncio.Queue()
+            for worker in self._all:
+                self._idle.put_nowait(worker)
+        return self._idle
+
+    def _replace(self, worker: _Worker) -> _Worker:
+        worker.kill()
+        fresh = self._spawn()
+        with self._lock:
+            self._all[self._all.index(worker)] = fresh
+            self.recycled += 1
+        return fresh
+
+    def _run(self, worker: _Worker, item: Any) -> tuple[dict[str, Any], _Worker]:
+        """In a waiting thread: the item's result, and the worker to hand back (a fresh one
+        when this one overran or died)."""
+        try:
+            try:
+                return worker.run(item, self.item_timeout), worker
+            except _DeadBeforeSend:  # died while idle: the item never ran, run it on a fresh one
+                worker = self._replace(worker)
+                return worker.run(item, self.item_timeout), worker
+        except _Overran:
+            return (error_record("server_timeout", f"scoring took longer than "
+                                 f"{self.item_timeout:g} s"), self._replace(worker))
+        except (_Died, _DeadBeforeSend):
+            return (error_record("worker_crashed", "the scoring process died on this completion"),
+                    self._replace(worker))
+
+    async def _score_one(self, item: ScoreItem) -> dict[str, Any]:
+        idle = self._queue()
+        worker = await idle.get()
+        future = asyncio.get_running_loop().run_in_executor(self._threads, self._run, worker, item)
+        # the worker goes back to the queue when its item is done, even if this request was
+        # cancelled meanwhile
+        future.add_done_callback(lambda done: idle.put_nowait(
+            done.result()[1] if not done.cancelled() and done.exception() is None else self._spawn_into(worker)))
+        result, _ = await asyncio.shield(future)
+        return result
+
+    def _spawn_into(self, lost: _Worker) -> _Worker:
+        return self._replace(lost)
+
+    async def score(self, items: Sequence[ScoreItem]) -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(self._score_one(item) for item in items)))
+
+    def pids(self) -> list[int]:
+        with self._lock:
+            return [w.process.pid for w in self._all]
+
+    def shutdown(self) -> None:
+        with self._lock:
+            workers = list(self._all)
+        for worker in workers:
+            worker.kill()
+        self._threads.shutdown(wait=False, cancel_futures=True)

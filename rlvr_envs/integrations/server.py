@@ -1,0 +1,270 @@
+"""The HTTP reward and env server (`rlvr serve`): FastAPI app, run by uvicorn.
+
+Endpoints
+- `POST /score` (alias `/get_reward`): batch scoring in OpenRLHF's remote-reward contract,
+  `{"query", "prompts", "labels"}` → `{"rewards", "scores", "extra_logs", "details"}`; a
+  request may send `responses` instead of `query`, and name another `env` / `env_kwargs`.
+- `GET /envs`: registered ids with descriptions, and the server's default.
+- `POST /reset`, `POST /step`, `DELETE /session/{id}`: remote episodes (see `sessions`).
+- `GET /health`: liveness plus pool and session counts (no auth).
+
+Scoring runs in a process pool (`pool.ScoringPool`) or on a Ray cluster, never on the event
+loop. Bodies over `max_body_bytes` get 413, malformed requests 422 with the reason, a missing
+or wrong bearer token 401 (the token may also come as `?token=`, for clients such as OpenRLHF
+that only take a URL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlvr_envs.integrations.openrlhf import build_items, reply
+from rlvr_envs.integrations.scoring import kwargs_key
+from rlvr_envs.integrations.sessions import (
+    SessionEnded,
+    SessionNotFound,
+    SessionStore,
+    TooManySessions,
+)
+
+
+@dataclass
+class ServerConfig:
+    env: str = "rlvr/Math-v0"
+    env_kwargs: dict | None = None
+    workers: int | None = None
+    item_timeout: float = 30.0
+    max_body_bytes: int = 32 * 1024 * 1024
+    max_batch: int = 4096
+    token: str | None = None
+    session_ttl: float = 600.0
+    max_sessions: int = 256
+    ray_address: str | None = None
+
+
+class ScoreRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    query: list[str] | None = Field(None, description="prompt + response texts (OpenRLHF)")
+    prompts: list[str | None] | None = Field(None, description="prompt texts, cut from query")
+    labels: list[str | dict] = Field(..., description="ground truth per sample")
+    responses: list[str] | None = Field(None, description="responses alone, instead of query")
+    env: str | None = None
+    env_kwargs: dict | None = None
+
+
+class ResetRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    env: str | None = None
+    env_kwargs: dict | None = None
+    seed: int | None = None
+    options: dict | None = None
+
+
+class StepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str
+    action: str
+
+
+class BodyLimitMiddleware:
+    """413 for bodies over `max_bytes`: by Content-Length up front, or, for a streamed body
+    without one, by buffering it up to the limit before the app sees it."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit():
+            if int(declared) > self.max_bytes:
+                return await self._refuse(send)
+            return await self.app(scope, receive, send)  # the server enforces the length
+        body, more = bytearray(), True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                return await self._refuse(send)
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+    async def _refuse(self, send):
+        response = JSONResponse({"detail": f"request body exceeds {self.max_bytes} bytes"},
+                                status_code=413)
+        await response({"type": "http"}, None, send)
+
+
+def _local_pool(config: ServerConfig):
+    from rlvr_envs.integrations.pool import ScoringPool
+
+    return ScoringPool(config.workers, item_timeout=config.item_timeout,
+                       warm_envs=[(config.env, kwargs_key(config.env_kwargs))])
+
+
+def create_app(config: ServerConfig | None = None) -> FastAPI:
+    config = config or ServerConfig()
+    from rlvr_envs.registry import env_entry, list_envs
+
+    env_entry(config.env)  # an unknown default env fails at start, naming the known ones
+    state: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI):
+        if config.ray_address:
+            from rlvr_envs.integrations.ray import RayScoringBackend, connect, ray_runner_factory
+
+            connect(config.ray_address)
+            state["scorer"] = RayScoringBackend(item_timeout=config.item_timeout)
+            runner_factory = ray_runner_factory
+        else:
+            from rlvr_envs.integrations.sessions import ThreadEpisodeRunner
+
+            state["scorer"] = _local_pool(config)
+            runner_factory = ThreadEpisodeRunner.create
+        sessions = SessionStore(ttl=config.session_ttl, max_sessions=config.max_sessions,
+                                runner_factory=runner_factory)
+        state["sessions"] = sessions
+        reaper = asyncio.create_task(sessions.reap_forever())
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            await sessions.close_all()
+            state["scorer"].shutdown()
+
+    app = FastAPI(title="rlvr-envs reward server", lifespan=lifespan)
+    app.state.rlvr = state
+    app.state.config = config
+
+    @app.middleware("http")
+    async def bearer_auth(request: Request, call_next):
+        if config.token and request.url.path != "/health":
+            header = request.headers.get("authorization", "")
+            given = header[7:] if header.lower().startswith("bearer ") else \
+                request.query_params.get("token", "")
+            if not hmac.compare_digest(given.encode(), config.token.encode()):
+                return JSONResponse({"detail": "missing or wrong bearer token (send "
+                                     "'Authorization: Bearer <token>' or ?token=<token>)"},
+                                    status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return await call_next(request)
+
+    app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
+
+    def known_env(env_id: str) -> str:
+        try:
+            env_entry(env_id)
+        except gym.error.Error as err:  # UnregisteredEnv (with close matches), DeprecatedEnv
+            raise HTTPException(404, str(err)) from None
+        return env_id
+
+    @app.get("/health")
+    async def health():
+        scorer, sessions = state["scorer"], state["sessions"]
+        return {"status": "ok", "default_env": config.env, "backend": type(scorer).__name__,
+                "workers": scorer.pids(), "pools_recycled": scorer.recycled,
+                "sessions": len(sessions), "sessions_expired": sessions.closed_idle}
+
+    @app.get("/envs")
+    async def envs():
+        return {"default": config.env, "envs": list_envs()}
+
+    async def score(request: ScoreRequest):
+        if (request.query is None) == (request.responses is None):
+            raise HTTPException(422, "send exactly one of 'query' (prompt + response, as "
+                                     "OpenRLHF does) or 'responses'")
+        texts = request.query if request.query is not None else request.responses
+        n = len(texts)
+        if n > config.max_batch:
+            raise HTTPException(413, f"{n} samples in one request; the limit is {config.max_batch}")
+        if len(request.labels) != n or (request.prompts is not None and len(request.prompts) != n):
+            raise HTTPException(422, f"'labels' ({len(request.labels)}) and 'prompts' "
+                                     f"({len(request.prompts) if request.prompts is not None else '-'}) "
+                                     f"must match the {n} samples")
+        env_id = known_env(request.env or config.env)
+        env_kwargs = request.env_kwargs if request.env else (request.env_kwargs or config.env_kwargs)
+        prompts = request.prompts if request.query is not None else None
+        try:
+            items, records = build_items(texts, prompts, request.labels, env_id, env_kwargs)
+        except ValueError as err:
+            raise HTTPException(422, str(err)) from None
+        todo = [i for i, item in enumerate(items) if item is not None]
+        for i, record in zip(todo, await state["scorer"].score([items[i] for i in todo])):
+            records[i] = record
+        bad = [i for i, r in enumerate(records) if r["verifier"] in ("bad_ground_truth", "bad_env")]
+        if bad:
+            raise HTTPException(422, f"labels at {bad[:20]} cannot be scored; first: "
+                                     f"{records[bad[0]]['details']['error']}")
+        return reply(records)
+
+    app.post("/score")(score)
+    app.post("/get_reward")(score)
+
+    @app.post("/reset")
+    async def reset(request: ResetRequest):
+        env_id = known_env(request.env or config.env)
+        env_kwargs = request.env_kwargs if request.env else (request.env_kwargs or config.env_kwargs)
+        try:
+            _, body = await state["sessions"].open(env_id, env_kwargs, request.seed, request.options)
+        except TooManySessions as err:
+            raise HTTPException(429, str(err)) from None
+        except (ValueError, TypeError, KeyError) as err:
+            raise HTTPException(422, f"{type(err).__name__}: {err}") from None
+        return body
+
+    @app.post("/step")
+    async def step(request: StepRequest):
+        try:
+            return await state["sessions"].step(request.session_id, request.action)
+        except SessionNotFound as err:
+            raise HTTPException(404, str(err.args[0])) from None
+        except SessionEnded as err:
+            raise HTTPException(409, str(err)) from None
+        except (ValueError, TypeError) as err:
+            raise HTTPException(422, f"{type(err).__name__}: {err}") from None
+
+    @app.delete("/session/{session_id}")
+    async def close_session(session_id: str):
+        try:
+            await state["sessions"].close(session_id)
+        except SessionNotFound as err:
+            raise HTTPException(404, str(err.args[0])) from None
+        return {"closed": session_id}
+
+    return app
+
+
+def serve(config: ServerConfig, host: str = "127.0.0.1", port: int = 8000,
+          log_level: str = "info") -> None:
+    import uvicorn
+
+    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level)
+
+
+def token_from_env() -> str | None:
+    return os.environ.get("RLVR_SERVER_TOKEN") or None

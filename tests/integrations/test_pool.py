@@ -1,0 +1,69 @@
+"""The scoring pool: a stuck or crashing verifier costs one item, never the server."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+
+import httpx
+import psutil
+from conftest import start_rlvr_serve
+from pool_helpers import hostile_or_fine
+
+from rlvr_envs.integrations.pool import ScoringPool
+
+
+def test_timeouts_and_crashes_cost_only_their_item():
+    async def scenario():
+        pool = ScoringPool(2, item_timeout=2.0, work=hostile_or_fine)
+        try:
+            first = await pool.score([("ok", 0)] * 4)
+            pids = set(pool.pids())
+            mixed = await pool.score([("sleep", 30), ("ok", 0), ("crash", 0), ("ok", 0),
+                                      ("ok", 0), ("ok", 0)])
+            after = await pool.score([("ok", 0)] * 4)
+            return first, pids, mixed, after, pool
+        finally:
+            pool.shutdown()
+
+    first, pids, mixed, after, pool = asyncio.run(scenario())
+    assert [r["verifier"] for r in first] == ["fine"] * 4
+    assert {r["pid"] for r in first} <= pids
+    assert mixed[0]["verifier"] == "server_timeout" and mixed[0]["reward"] == 0.0
+    assert mixed[2]["verifier"] == "worker_crashed" and mixed[2]["reward"] == 0.0
+    assert [mixed[i]["verifier"] for i in (1, 3, 4, 5)] == ["fine"] * 4  # bystanders unharmed
+    assert [r["verifier"] for r in after] == ["fine"] * 4
+    assert pool.recycled == 2 and not set(pool.pids()) & pids  # both workers were replaced
+
+
+def test_queue_wait_does_not_count_against_the_deadline():
+    async def scenario():
+        pool = ScoringPool(1, item_timeout=1.5, work=hostile_or_fine)
+        try:  # four 0.6 s items on one worker: 2.4 s in all, each well under its deadline
+            return await pool.score([("sleep", 0.6)] * 4)
+        finally:
+            pool.shutdown()
+
+    assert [r["verifier"] for r in asyncio.run(scenario())] == ["fine"] * 4
+
+
+def test_workers_die_with_a_killed_server():
+    process, url = start_rlvr_serve()
+    try:
+        workers = httpx.get(f"{url}/health").json()["workers"]
+        assert len(workers) == 2 and all(psutil.pid_exists(pid) for pid in workers)
+    finally:
+        process.send_signal(signal.SIGKILL)  # no shutdown hook runs
+        process.wait()
+    deadline = time.monotonic() + 20
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

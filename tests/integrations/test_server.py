@@ -1,0 +1,197 @@
+"""The HTTP server through FastAPI's TestClient: /score, /envs, sessions, limits, auth."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import ClassVar
+
+import pytest
+from fastapi.testclient import TestClient
+
+from rlvr_envs.integrations.server import ServerConfig, create_app
+from rlvr_envs.integrations.sessions import (
+    SessionNotFound,
+    SessionStore,
+    ThreadEpisodeRunner,
+    TooManySessions,
+)
+
+TOKEN = "s3cret"
+PROMPT = ("<|im_start|>system\nPut the answer in \\boxed{}, e.g. \\boxed{42}.<|im_end|>\n"
+          "<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.fixture(scope="module")
+def client():
+    app = create_app(ServerConfig(workers=2, item_timeout=20, max_body_bytes=256 * 1024,
+                                  max_batch=64, token=TOKEN, session_ttl=600))
+    with TestClient(app, headers={"Authorization": f"Bearer {TOKEN}"}) as test_client:
+        yield test_client
+
+
+def score(client, **body):
+    return client.post("/score", json=body)
+
+
+def test_health_and_envs(client):
+    health = client.get("/health", headers={"Authorization": ""}).json()  # no token needed
+    assert health["status"] == "ok" and len(health["workers"]) == 2
+    envs = client.get("/envs").json()
+    assert envs["default"] == "rlvr/Math-v0" and "rlvr/Arithmetic-v0" in envs["envs"]
+
+
+def test_openrlhf_batch_cuts_the_prompt_off(client):
+    queries = [PROMPT + "6*7 = \\boxed{42}<|im_end|>",
+               PROMPT + "I am not sure.<|im_end|>",  # the prompt's own \boxed{42} must not count
+               PROMPT + "\\boxed{41}<|im_end|>"]
+    reply = score(client, query=queries, prompts=[PROMPT] * 3, labels=["42"] * 3).json()
+    assert reply["rewards"] == [1.0, 0.0, 0.0] and reply["scores"] == [1.0, 0.0, 0.0]
+    assert reply["extra_logs"]["correct"] == [1.0, 0.0, 0.0]
+    assert [d["verifier"] for d in reply["details"]] == ["correct", "no_answer", "mismatch"]
+
+
+def test_label_forms(client):
+    record = json.dumps({"prompt": "What is 6*7?", "answer": "42", "family": "math"})
+    routed = json.dumps({"env": "rlvr/Arithmetic-v0", "env_kwargs": {"answer_format": "r1"},
+                         "task": {"prompt": "What is 6*7?", "answer": "42"}})
+    reply = score(client, responses=["\\boxed{42}", "\\boxed{42}", "<answer>42</answer>",
+                                     "\\boxed{42}"],
+                  labels=["42", record, routed, routed]).json()
+    assert reply["rewards"] == [1.0, 1.0, 1.0, 0.0]
+    # a procedural task id regenerates the task in the worker
+    from rlvr_envs.registry import make
+
+    env = make("rlvr/Math-v0")
+    _, info = env.reset(seed=11)
+    task = info["task"]
+    reply = score(client, responses=[f"\\boxed{{{task['answer']}}}"],
+                  labels=[task["source_id"]]).json()
+    assert reply["rewards"] == [1.0] and reply["details"][0]["task_id"] == task["id"]
+
+
+def test_prompt_missing_from_query_scores_zero_with_reason(client):
+    reply = score(client, query=["\\boxed{42}"], prompts=["another prompt"], labels=["42"]).json()
+    assert reply["rewards"] == [0.0]
+    assert reply["details"][0]["verifier"] == "prompt_not_in_query"
+
+
+def test_large_completions_score_and_oversized_bodies_are_refused(client):
+    big = "9" * 1_000_001  # this client's body limit is 256 KiB
+    reply = score(client, responses=[big[:200_000] + "\\boxed{42}"], labels=["42"])
+    assert reply.status_code == 200 and reply.json()["rewards"] == [1.0]
+    assert score(client, responses=[big], labels=["42"]).status_code == 413
+
+
+@pytest.mark.parametrize("body, fragment", [
+    ({"query": ["a"], "labels": []}, "must match"),
+    ({"query": ["a"], "responses": ["a"], "labels": ["1"]}, "exactly one"),
+    ({"labels": ["1"]}, "exactly one"),
+    ({"query": ["a"]}, "labels"),
+    ({"query": "a", "labels": ["1"]}, "list"),
+    ({"responses": ["a"], "labels": [""]}, "empty"),
+])
+def test_malformed_requests_get_422_with_a_reason(client, body, fragment):
+    reply = client.post("/score", json=body)
+    assert reply.status_code == 422
+    assert fragment in json.dumps(reply.json())
+
+
+def test_not_json_and_unknown_env(client):
+    reply = client.post("/score", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert reply.status_code == 422
+    reply = score(client, responses=["x"], labels=["1"], env="rlvr/Mat-v0")
+    assert reply.status_code == 404 and "rlvr/Math-v0" in reply.json()["detail"]
+
+
+def test_batch_limit(client):
+    assert score(client, responses=["x"] * 65, labels=["1"] * 65).status_code == 413
+
+
+def test_body_limit_by_length_and_by_stream(client):
+    payload = json.dumps({"responses": ["x" * 300_000], "labels": ["1"]}).encode()
+    assert client.post("/score", content=payload,
+                       headers={"Content-Type": "application/json"}).status_code == 413
+
+    def chunks():  # no Content-Length: the limit applies while reading
+        for i in range(0, len(payload), 65536):
+            yield payload[i:i + 65536]
+
+    reply = client.post("/score", content=chunks(), headers={"Content-Type": "application/json"})
+    assert reply.status_code == 413 and "exceeds" in reply.json()["detail"]
+
+
+def test_auth(client):
+    body = {"responses": ["\\boxed{1}"], "labels": ["1"]}
+    assert client.post("/score", json=body, headers={"Authorization": ""}).status_code == 401
+    assert client.post("/score", json=body,
+                       headers={"Authorization": "Bearer wrong"}).status_code == 401
+    ok = client.post(f"/score?token={TOKEN}", json=body, headers={"Authorization": ""})
+    assert ok.status_code == 200 and ok.json()["rewards"] == [1.0]
+
+
+def test_session_lifecycle(client):
+    opened = client.post("/reset", json={"env": "rlvr/Arithmetic-v0", "seed": 5}).json()
+    sid, task = opened["session_id"], opened["info"]["task"]
+    assert task["prompt"] in opened["observation"]
+    assert client.get("/health").json()["sessions"] >= 1
+    step = client.post("/step", json={"session_id": sid, "action": f"\\boxed{{{task['answer']}}}"})
+    assert step.status_code == 200
+    body = step.json()
+    assert body["reward"] == 1.0 and body["terminated"] and body["info"]["correct"]
+    assert client.post("/step", json={"session_id": sid, "action": "x"}).status_code == 409
+    assert client.delete(f"/session/{sid}").status_code == 200
+    assert client.delete(f"/session/{sid}").status_code == 404
+    assert client.post("/step", json={"session_id": sid, "action": "x"}).status_code == 404
+    # same seed, same task (the env contract holds through the server)
+    again = client.post("/reset", json={"env": "rlvr/Arithmetic-v0", "seed": 5}).json()
+    assert again["info"]["task"]["id"] == task["id"]
+    client.delete(f"/session/{again['session_id']}")
+
+
+def test_session_request_errors(client):
+    assert client.post("/reset", json={"options": {"bogus": 1}}).status_code == 422
+    assert client.post("/reset", json={"env": "rlvr/Nope-v0"}).status_code == 404
+    assert client.post("/reset", json={"sead": 1}).status_code == 422
+    assert client.post("/step", json={"session_id": "nope", "action": "x"}).status_code == 404
+    assert client.post("/step", json={"session_id": "nope"}).status_code == 422
+
+
+class RecordingRunner(ThreadEpisodeRunner):
+    closed: ClassVar[list] = []
+
+    async def close(self):
+        RecordingRunner.closed.append(self)
+        await super().close()
+
+
+def test_idle_sessions_expire_and_release_their_env():
+    from rlvr_envs.registry import make
+
+    now = [0.0]
+
+    async def factory(env_id, env_kwargs):
+        return RecordingRunner(make(env_id, **json.loads(env_kwargs)))
+
+    async def scenario():
+        store = SessionStore(ttl=10, max_sessions=2, runner_factory=factory, clock=lambda: now[0])
+        a, _ = await store.open("rlvr/Arithmetic-v0", None, 1, None)
+        now[0] = 6
+        b, _ = await store.open("rlvr/Arithmetic-v0", None, 2, None)
+        now[0] = 12  # a idle 12 s > ttl, b idle 6 s
+        assert await store.reap() == 1
+        with pytest.raises(SessionNotFound):
+            store.get(a.id)
+        store.get(b.id)  # still there (and touched)
+        c, _ = await store.open("rlvr/Arithmetic-v0", None, 3, None)
+        now[0] = 30  # full, both idle: opening another reaps them first
+        d, _ = await store.open("rlvr/Arithmetic-v0", None, 4, None)
+        assert len(store) == 1 and store.closed_idle == 3
+        e, _ = await store.open("rlvr/Arithmetic-v0", None, 5, None)
+        with pytest.raises(TooManySessions):  # full of live sessions
+            await store.open("rlvr/Arithmetic-v0", None, 6, None)
+        await store.close_all()
+        return a, b, c, d, e
+
+    sessions = asyncio.run(scenario())
+    assert RecordingRunner.closed == [s.runner for s in sessions]
