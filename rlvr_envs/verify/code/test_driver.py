@@ -1,12 +1,17 @@
-"""Runs inside the grader's own sandbox (never the candidate's): executes a task's test code
-against proxies whose calls travel as tagged JSON to the candidate's process via the grader.
+"""Runs in the grader's trusted process (never the candidate's): executes a task's test code
+against proxies whose calls travel as tagged JSON to the candidate's process.
 
+Two channels: the grader's (the request in, the verdict out) and the candidate's (load and
+call requests out, replies in). In a fork-server child (`main`) they are two sockets, the
+second connected straight to the candidate server; run as a script both are stdin/stdout and
+the grader relays the candidate's messages (a reply {"dead": true} means it has ended).
 Every `assert` in the test code is rewritten to record its verdict and go on, so the grader
 learns how many of the asserts passed; the check passes only when it ran to the end, no
 assert failed and every call produced a value.
-  → {"op": "check", "setup": str, "test": str, "entry": str|null, "names": [str]}
-  ← {"op": "call", ...} (answered with {"ok": ..., "value"|"error": ...}), repeated
-  ← {"op": "done", "completed": bool, "asserts_total": int, "asserts_passed": int,
+  → {"op": "check", "code": str, "setup": str, "test": str, "entry": str|null, "names": [str]}
+  ⇄ candidate: {"op": "load", ...}, {"op": "call", ...} (see candidate_server)
+  ← {"op": "done", "load": "ok"|"error"|"crashed", "load_error": str|null,
+     "completed": bool, "asserts_total": int, "asserts_passed": int, "asserts_run": int,
      "failures": int, "calls": int, "call_errors": int, "first_failure": str|null}
 """
 
@@ -15,18 +20,41 @@ import json as _json
 import os as _os
 import sys as _sys
 
-_proto_in = _os.fdopen(_os.dup(0), "rb")
-_proto_out = _os.fdopen(_os.dup(1), "wb")
-_null = _os.open(_os.devnull, _os.O_RDWR)
-for _fd in (0, 1, 2):
-    _os.dup2(_null, _fd)
+MAX_REPLY_BYTES = 32 * 2**20
 
 
 class CandidateError(Exception):
     """The candidate's call raised, returned something that cannot be sent, or died."""
 
 
+class _Link:
+    """Line-delimited JSON over a pair of fds (or one socket)."""
+
+    def __init__(self, in_fd, out_fd):
+        self.reader = _os.fdopen(in_fd, "rb")
+        self.writer = _os.fdopen(out_fd, "wb", closefd=in_fd != out_fd)
+
+    def send(self, message):
+        self.writer.write(_json.dumps(message).encode("utf-8") + b"\n")
+        self.writer.flush()
+
+    def receive(self):
+        """The next message, or None when the peer has ended (or sent garbage)."""
+        line = self.reader.readline(MAX_REPLY_BYTES)
+        if not line.endswith(b"\n"):
+            return None
+        try:
+            message = _json.loads(line)
+        except ValueError:
+            return None
+        if type(message) is not dict or message.get("dead"):
+            return None
+        return message
+
+
 class _State:
+    grader = None
+    candidate = None
     dead = None
     calls = 0
     call_errors = 0
@@ -34,14 +62,20 @@ class _State:
     asserts = {}
 
 
-def _send(message):
-    _proto_out.write(_json.dumps(message).encode("utf-8") + b"\n")
-    _proto_out.flush()
-
-
 def _note_failure(text):
     if _State.first_failure is None:
         _State.first_failure = text[:2000]
+
+
+def _ask_candidate(message):
+    try:
+        _State.candidate.send(message)
+        answer = _State.candidate.receive()
+    except OSError:
+        answer = None
+    if answer is None:
+        _State.dead = "candidate process ended"
+    return answer
 
 
 class _Proxy:
@@ -58,19 +92,16 @@ class _Proxy:
                        "kwargs": encode(dict(kwargs))}
         except WireError as err:
             raise CandidateError("test argument cannot be sent: %s" % err)
-        _send(payload)
-        line = _proto_in.readline()
-        if not line:
-            _sys.exit(3)
-        answer = _json.loads(line)
-        if answer.get("dead"):
-            _State.dead = answer.get("error", "candidate process ended")
-        if not answer.get("ok"):
+        answer = _ask_candidate(payload)
+        if answer is None:
             _State.call_errors += 1
-            raise CandidateError(answer.get("error", "candidate error"))
+            raise CandidateError(_State.dead)
+        if answer.get("ok") is not True:
+            _State.call_errors += 1
+            raise CandidateError(str(answer.get("error", "candidate error"))[:2000])
         try:
             return decode(answer["value"])
-        except (WireError, ValueError, KeyError, TypeError) as err:
+        except (WireError, ValueError, KeyError, TypeError, RecursionError) as err:
             _State.call_errors += 1
             raise CandidateError("candidate returned malformed data: %s" % err)
 
@@ -108,7 +139,20 @@ class _AssertRewriter(_ast.NodeTransformer):
         return _ast.copy_location(_ast.Expr(call), node)
 
 
+def _load_candidate(code):
+    answer = _ask_candidate({"op": "load", "code": code})
+    if answer is None:
+        return "crashed", None
+    if answer.get("ok") is not True:
+        return "error", str(answer.get("error"))[:2000]
+    return "ok", None
+
+
 def _check(request):
+    load, load_error = _load_candidate(request.get("code", ""))
+    if load != "ok":
+        _State.grader.send({"op": "done", "load": load, "load_error": load_error})
+        return
     namespace = {"__name__": "__test__", "_rlvr_assert": _rlvr_assert}
     exec(compile(request.get("setup") or "", "setup.py", "exec"), namespace)
     text = request["test"]
@@ -128,11 +172,30 @@ def _check(request):
     passed = sum(1 for i in counted
                  if _State.asserts.get(i, [0, 0])[0] > 0 and _State.asserts[i][1] == 0)
     failures = sum(rec[1] for rec in _State.asserts.values())
-    _send({"op": "done", "completed": completed, "asserts_total": len(counted),
-           "asserts_passed": passed, "asserts_run": sum(r[0] for r in _State.asserts.values()),
-           "failures": failures, "calls": _State.calls, "call_errors": _State.call_errors,
-           "first_failure": _State.first_failure})
+    _State.grader.send({"op": "done", "load": "ok", "load_error": None, "completed": completed,
+                        "asserts_total": len(counted), "asserts_passed": passed,
+                        "asserts_run": sum(r[0] for r in _State.asserts.values()),
+                        "failures": failures, "calls": _State.calls,
+                        "call_errors": _State.call_errors,
+                        "first_failure": _State.first_failure})
 
 
-_request = _json.loads(_proto_in.readline())
-_check(_request)
+def _run(grader, candidate):
+    null = _os.open(_os.devnull, _os.O_RDWR)
+    for fd in (0, 1, 2):
+        _os.dup2(null, fd)
+    _State.grader, _State.candidate = grader, candidate
+    request = grader.receive()
+    if request is None:
+        _sys.exit(3)
+    _check(request)
+
+
+def main(grader_fd, candidate_fd):
+    """Fork-server entry: a socket to the grader and one straight to the candidate server."""
+    _run(_Link(grader_fd, grader_fd), _Link(candidate_fd, candidate_fd))
+
+
+if __name__ == "__main__":
+    _link = _Link(_os.dup(0), _os.dup(1))
+    _run(_link, _link)

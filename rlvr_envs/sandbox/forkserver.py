@@ -1,0 +1,313 @@
+"""Host side of the warm fork server (see `zygote.py`, which runs inside the sandbox).
+
+`ForkServer` starts one zygote per backend and program set and asks it for fresh children;
+`ForkJob` groups the children of one graded run, so they are all killed together when the run
+ends or misses its deadline. Channels are socket pairs the host creates: one end goes to the
+child (through the zygote, as SCM_RIGHTS), the other stays with the caller, so code and tests
+travel host → child directly and never pass through the zygote's memory.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import itertools
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from rlvr_envs.sandbox.base import Limits
+from rlvr_envs.sandbox.cgroup import PidsCgroup, pids_cgroup_available
+
+ZYGOTE_SOURCE = (Path(__file__).parent / "zygote.py").read_text()
+STARTUP_TIMEOUT = 60.0
+#: the zygote's own process budget (it holds every concurrent run's driver and stub)
+ZYGOTE_MAX_PROCESSES = 4096
+
+
+class ForkServerError(RuntimeError):
+    """The zygote could not be started or has stopped."""
+
+
+def run_rlimits(limits: Limits) -> dict[str, int]:
+    """The rlimits a child sets on itself before running its program."""
+    return {"RLIMIT_AS": limits.memory_mb * 2**20, "RLIMIT_CPU": limits.cpu_seconds,
+            "RLIMIT_FSIZE": limits.max_file_bytes, "RLIMIT_NOFILE": limits.max_open_files,
+            "RLIMIT_CORE": 0, "RLIMIT_NPROC": limits.max_processes + 1}
+
+
+def programs_key(programs: Mapping[str, str]) -> str:
+    return hashlib.sha256(json.dumps(dict(programs), sort_keys=True).encode()).hexdigest()
+
+
+class _CgroupJanitor:
+    """Empties and removes finished runs' cgroups off the grading threads' critical path."""
+
+    def __init__(self):
+        self.pending: queue.Queue[PidsCgroup] = queue.Queue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+        atexit.register(self.drain)
+
+    def submit(self, cgroup: PidsCgroup) -> None:
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="rlvr-cgroup-janitor",
+                                               daemon=True)
+                self.thread.start()
+        self.pending.put(cgroup)
+
+    def _loop(self) -> None:
+        while True:
+            self.pending.get().remove()
+
+    def drain(self) -> None:
+        while True:
+            try:
+                self.pending.get_nowait().remove()
+            except queue.Empty:
+                return
+
+
+JANITOR = _CgroupJanitor()
+
+
+class ForkServer:
+    """One zygote: `argv` starts it inside the sandbox with the control socket as stdin."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | os.PathLike,
+                 programs: Mapping[str, str], isolation: str, launcher_prefix: Sequence[str] = (),
+                 owned_dir: str | None = None):
+        self.isolation = isolation
+        self.programs = dict(programs)
+        self.owned_dir = owned_dir
+        self._ids = itertools.count(1)
+        self._send_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._closed = self._dead = False
+        self.cgroup = PidsCgroup.create(ZYGOTE_MAX_PROCESSES)
+        command = list(launcher_prefix) + list(argv)
+        if self.cgroup is not None:
+            command = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', self.cgroup.procs_file,
+                       *command]
+        self.control, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._stderr = tempfile.TemporaryFile()
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def launch() -> None:
+            # the zygote is started from this long-lived thread: bubblewrap's --die-with-parent
+            # fires when the *thread* that started it ends (a grading pool's worker, say)
+            try:
+                self.popen = subprocess.Popen(command, stdin=child_end, stdout=subprocess.DEVNULL,
+                                              stderr=self._stderr, env=dict(env), cwd=cwd,
+                                              start_new_session=True, close_fds=True)
+            except BaseException as err:  # noqa: BLE001 - re-raised by the constructor
+                failure.append(err)
+            started.set()
+            self._stop.wait()
+
+        self._launcher = threading.Thread(target=launch, name="rlvr-zygote", daemon=True)
+        self._launcher.start()
+        started.wait()
+        child_end.close()
+        if failure:
+            self._release()
+            raise ForkServerError(f"cannot start the {isolation} fork server: {failure[0]}")
+        try:
+            self.control.settimeout(STARTUP_TIMEOUT)
+            self.control.send(json.dumps({"op": "programs", "programs": self.programs}).encode())
+            ready = json.loads(self.control.recv(1 << 16) or b"null")
+            self.control.settimeout(None)
+        except (OSError, ValueError) as err:
+            ready = {"error": f"{type(err).__name__}: {err}"}
+        if not isinstance(ready, dict) or ready.get("op") != "ready" or ready.get("error"):
+            detail = (ready or {}).get("error") if isinstance(ready, dict) else None
+            self.close()
+            raise ForkServerError(f"the {isolation} fork server did not start: "
+                                  f"{detail or self.stderr_tail() or 'no reply'}")
+        #: whether each isolated child gets its own user/mount/PID/IPC/network namespaces
+        self.namespaces = bool(ready.get("namespaces"))
+        self._exited: dict[int, threading.Event] = {}
+        self._events_lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read_events, name="rlvr-zygote-events",
+                                        daemon=True)
+        self._reader.start()
+
+    def _read_events(self) -> None:
+        while True:
+            try:
+                data = self.control.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            try:
+                event = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("op") == "exited":
+                with self._events_lock:
+                    waiter = self._exited.pop(event.get("id"), None)
+                if waiter is not None:
+                    waiter.set()
+        self._dead = True
+        with self._events_lock:  # nobody will report these any more
+            for waiter in self._exited.values():
+                waiter.set()
+            self._exited.clear()
+
+    def kill(self, ids: Sequence[int], *, wait: float | None = None) -> bool:
+        """Kill these children and everything they started. With `wait`, block until the
+        zygote reports all of them gone (at most `wait` seconds); True when it did."""
+        waiters = []
+        if wait is not None:
+            with self._events_lock:
+                for ident in ids:
+                    waiters.append(self._exited.setdefault(ident, threading.Event()))
+        try:
+            self.send({"op": "kill", "ids": list(ids), "report": wait is not None})
+        except ForkServerError:
+            return False
+        if wait is None:
+            return True
+        return all(waiter.wait(wait) for waiter in waiters)
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed and not self._dead and self.popen.poll() is None
+
+    def stderr_tail(self) -> str:
+        try:
+            self._stderr.seek(0)
+            return self._stderr.read()[-2000:].decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+
+    def send(self, message: dict, fds: Sequence[int] = ()) -> None:
+        data = json.dumps(message).encode()
+        with self._send_lock:
+            try:
+                socket.send_fds(self.control, [data], list(fds)) if fds else \
+                    self.control.send(data)
+            except OSError as err:
+                raise ForkServerError(f"the {self.isolation} fork server stopped: {err}; "
+                                      f"{self.stderr_tail()}") from err
+
+    def job(self, limits: Limits) -> ForkJob:
+        return ForkJob(self, limits)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def close(self) -> None:
+        """Stop the zygote; every child still running dies with it."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.control.close()  # end of file: the zygote kills its children and exits
+        except OSError:
+            pass
+        popen = getattr(self, "popen", None)
+        if popen is not None:
+            try:
+                popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                popen.wait(timeout=5)
+        self._release()
+
+    def _release(self) -> None:
+        self._stop.set()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        if self.owned_dir:
+            shutil.rmtree(self.owned_dir, ignore_errors=True)
+        self._stderr.close()
+
+
+class ForkJob:
+    """The children of one graded run: fresh processes forked by the zygote, killed together
+    by `close()` (also when the run missed its deadline)."""
+
+    def __init__(self, server: ForkServer, limits: Limits):
+        self.server, self.limits = server, limits
+        self.ids: list[int] = []
+        self.cgroups: list[PidsCgroup] = []
+
+    def spawn(self, program: str, channels: Sequence[socket.socket | int], *,
+              isolate: bool) -> None:
+        """Start `program` in a fresh child whose channel fds are `channels` (in order).
+        `isolate=True` for untrusted code: own namespaces, private /tmp, own cgroup."""
+        fds = [c.fileno() if isinstance(c, socket.socket) else c for c in channels]
+        ident = self.server.next_id()
+        message = {"op": "spawn", "id": ident, "program": program, "isolate": isolate,
+                   "limits": run_rlimits(self.limits), "wall": self.limits.wall_time,
+                   "tmpfs_mb": self.limits.memory_mb, "cgroup": False}
+        procs_fd = None
+        if isolate and pids_cgroup_available():
+            cgroup = PidsCgroup.create(self.limits.max_processes + 1)
+            if cgroup is not None:
+                self.cgroups.append(cgroup)
+                procs_fd = os.open(cgroup.procs_file, os.O_WRONLY)
+                message["cgroup"] = True
+        try:
+            self.server.send(message, fds + ([procs_fd] if procs_fd is not None else []))
+        finally:
+            if procs_fd is not None:
+                os.close(procs_fd)
+        self.ids.append(ident)
+
+    def close(self, wait: bool = False) -> None:
+        """Kill every child of the run and whatever it started. `wait=True` (a run that did
+        not end cleanly) returns only once all of them are gone; otherwise the processes,
+        which end on their own when their channels close, are killed in the background."""
+        if self.ids:
+            done = self.server.kill(self.ids, wait=5.0 if wait else None)
+            if wait and not done:
+                for cgroup in self.cgroups:
+                    cgroup.kill_all()
+            self.ids = []
+        for cgroup in self.cgroups:
+            JANITOR.submit(cgroup)
+        self.cgroups = []
+
+    def __enter__(self) -> ForkJob:
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(wait=exc_type is not None)
+
+
+class ForkServers:
+    """A sandbox's fork servers, one per program set, started on first use and restarted when
+    one has stopped. `factory(programs)` starts one."""
+
+    def __init__(self, factory):
+        self.factory = factory
+        self.lock = threading.Lock()
+        self.servers: dict[str, ForkServer] = {}
+
+    def get(self, programs: Mapping[str, str]) -> ForkServer:
+        key = programs_key(programs)
+        with self.lock:
+            server = self.servers.get(key)
+            if server is None or not server.alive:
+                if server is not None:
+                    server.close()
+                server = self.servers[key] = self.factory(programs)
+            return server
+
+    def close(self) -> None:
+        with self.lock:
+            for server in self.servers.values():
+                server.close()
+            self.servers.clear()
