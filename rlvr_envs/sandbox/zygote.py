@@ -18,17 +18,21 @@ Control messages (one JSON object per packet, host → zygote):
       every process it started are gone) by {"op": "exited", "id": int}
 End of file on the control socket kills every child and ends the zygote.
 
-An *isolated* child (untrusted code) gets, on top of its rlimits: new user, mount, PID, IPC,
-network and UTS namespaces (so it cannot see or signal any other process, nor reach another
-child's sockets or IPC), every writable mount remounted read-only, a fresh private tmpfs on
-/tmp (its working directory) and /dev/shm, /proc hidden, no capabilities, no_new_privs, and
-(when the host passes one) its own cgroup `pids` group. It runs as PID 1 of its namespace
-under a small stub; killing the stub kills the namespace, and with it every process the
-program started. A plain child (the trusted test driver) is made non-dumpable, so no other
-process can read its memory, and gets its own session and rlimits.
+An *isolated* child (untrusted code) is cloned straight into new user, mount, PID, IPC,
+network and UTS namespaces: it is PID 1 of its own PID namespace, so it cannot see or signal
+any other process, and killing it kills every process it started; it cannot reach another
+child's sockets or IPC objects. In its mount namespace every writable mount is remounted
+read-only, /tmp (its working directory) and /dev/shm are fresh private tmpfs and /proc is
+hidden. It has no capabilities, no_new_privs, its rlimits (RLIMIT_NPROC counts only its own
+user namespace) and, when the host passes one, its own cgroup `pids` group. Where user
+namespaces are unavailable it falls back to its own session (killed as a group) and a private
+directory, the isolation of the `local` backend. A trusted child (the test driver) is made
+non-dumpable, so no other process can read its memory, and gets its own session and rlimits.
+Every child dies with the zygote (PR_SET_PDEATHSIG).
 """
 
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -55,7 +59,7 @@ ISOLATE = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWN
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 1024, 2048, 4096, 16384
 MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_NO_NEW_PRIVS = 1, 4, 15, 38
 MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
                "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
                "strictatime": MS_STRICTATIME}
@@ -109,7 +113,6 @@ def writable_mounts():
 
 
 WRITABLE = writable_mounts()
-ZYGOTE_PID = os.getpid()
 UID, GID = os.getuid(), os.getgid()
 
 
@@ -141,8 +144,12 @@ def _isolate_filesystem(tmpfs_mb):
 def _set_limits(limits, names):
     for name in names:
         if name in limits:
+            which = getattr(resource, name)
+            hard = resource.getrlimit(which)[1]
             value = int(limits[name])
-            resource.setrlimit(getattr(resource, name), (value, value))
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(which, (value, value))
 
 
 def _close_all_but(keep):
@@ -154,11 +161,17 @@ def _close_all_but(keep):
     os.closerange(previous + 1, 1 << 16)
 
 
+_NAME = ctypes.create_string_buffer(16)
+
+
+def _set_name(name):
+    """The process name `ps` shows (rlvr-zygote, rlvr-<program>)."""
+    _NAME.value = name.encode()[:15]
+    _libc.prctl(PR_SET_NAME, ctypes.addressof(_NAME), 0, 0, 0)
+
+
 def _enter_child(keep):
-    """Common start of every child: die with the zygote, no inherited fds or handlers."""
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != ZYGOTE_PID:
-        os._exit(70)
+    """Common start of every child: no inherited fds or handlers, fds 0-2 on /dev/null."""
     signal.set_wakeup_fd(-1)
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
@@ -170,10 +183,30 @@ def _enter_child(keep):
     return keep
 
 
-RUN_LIMITS = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE")
+RUN_LIMITS = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE",
+              "RLIMIT_NPROC")
+SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
+_libc.syscall.restype = ctypes.c_long
+
+
+def _clone(flags):
+    """fork() into new namespaces (clone(2) with CLONE_NEW* flags): the child is PID 1 of its
+    own PID namespace and a direct child of the zygote, with no intermediate process."""
+    ctypes.pythonapi.PyOS_BeforeFork()
+    pid = _libc.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_long(flags | signal.SIGCHLD),
+                        ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
+    if pid == 0:
+        ctypes.pythonapi.PyOS_AfterFork_Child()
+        return 0
+    err = ctypes.get_errno()
+    ctypes.pythonapi.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, "clone: %s" % os.strerror(err))
+    return pid
 
 
 def _run_program(program, channels):
+    _set_name("rlvr-" + program)
     try:
         PROGRAMS[program](*channels)
         code = 0
@@ -184,96 +217,68 @@ def _run_program(program, channels):
     os._exit(code)
 
 
-def _isolated_child(request, channels, cgroup_fd, namespaces):
-    """Runs in the stub: enter the cgroup and namespaces, fork the program as PID 1."""
-    limits = request.get("limits") or {}
-    if cgroup_fd is not None:
-        os.write(cgroup_fd, b"0")
-        os.close(cgroup_fd)
-    workdir = None
-    if namespaces:
-        _set_limits(limits, ("RLIMIT_NPROC",))  # counted per user namespace from here on
-        _check(_libc.unshare(ISOLATE), "unshare")
-        _isolate_filesystem(int(request.get("tmpfs_mb", 256)))
-    else:  # no namespaces here: a process group, killed as a group, and a private directory
-        os.setsid()
-        workdir = tempfile.mkdtemp(prefix="run-", dir=os.getcwd())
-    program_pid = []
-
-    def stop(*_):
-        # asked to stop: kill the program (PID 1 of its namespace, so every process in it)
-        # and stay until it is reaped, so the zygote's "exited" means the whole run is gone
-        if program_pid:
-            os.kill(program_pid[0], signal.SIGKILL)
-        else:
-            os._exit(75)
-
-    signal.signal(signal.SIGTERM, stop)
-    alive_r, alive_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        os.close(alive_w)
-        if select.select([alive_r], [], [], 0)[0]:  # the stub died before the line above
-            os._exit(70)
-        os.close(alive_r)
-        os.chdir(workdir or "/tmp")
-        os.environ["HOME"] = workdir or "/tmp"
-        if namespaces:
+def _child(request, fds, cgroup_fd, mode, workdir):
+    """Runs in the fresh child: confine it, then run its program."""
+    try:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the zygote
+        keep = _enter_child(fds + ([cgroup_fd] if cgroup_fd is not None else []))
+        channels, cgroup_fd = keep[:len(fds)], (keep[-1] if cgroup_fd is not None else None)
+        if cgroup_fd is not None:
+            os.write(cgroup_fd, b"0")
+            os.close(cgroup_fd)
+        limits = request.get("limits") or {}
+        if mode == "namespace":
+            _isolate_filesystem(int(request.get("tmpfs_mb", 256)))
             _drop_capabilities()
+            workdir = "/tmp"
+        else:
+            os.setsid()
+            # RLIMIT_NPROC counts all of the user's processes outside a user namespace of its
+            # own: the zygote's budget (or its cgroup) caps these children instead
+            limits = {k: v for k, v in limits.items() if k != "RLIMIT_NPROC"}
+            if mode == "trusted":
+                _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no other process reads its memory
+        if workdir is not None:
+            os.chdir(workdir)
+            os.environ["HOME"] = workdir
         _set_limits(limits, RUN_LIMITS)
         _run_program(request["program"], channels)
-    program_pid.append(pid)
-    os.close(alive_r)
-    for fd in channels:
-        os.close(fd)
-    try:
-        _, status = os.waitpid(pid, 0)
     finally:
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
-    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-
-
-def _plain_child(request, channels):
-    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    os.setsid()
-    _set_limits(request.get("limits") or {}, RUN_LIMITS)
-    _run_program(request["program"], channels)
+        os._exit(71)
 
 
 def _spawn(request, fds, namespaces):
+    """Fork the requested child. Returns (pid, mode, private directory to remove or None)."""
     cgroup_fd = fds.pop() if request.get("cgroup") else None
-    pid = os.fork()
+    workdir = None
+    if not request.get("isolate"):
+        mode = "trusted"
+    elif namespaces:
+        mode = "namespace"
+    else:  # no namespaces here: its own session (killed as a group) and a private directory
+        mode = "group"
+        workdir = tempfile.mkdtemp(prefix="run-", dir=os.getcwd())
+    pid = _clone(ISOLATE) if mode == "namespace" else os.fork()
     if pid == 0:
-        try:
-            keep = _enter_child(fds + ([cgroup_fd] if cgroup_fd is not None else []))
-            channels = keep[:len(fds)]
-            cgroup_fd = keep[len(fds)] if cgroup_fd is not None else None
-            if request.get("isolate"):
-                _isolated_child(request, channels, cgroup_fd, namespaces)
-            else:
-                _plain_child(request, channels)
-        finally:
-            os._exit(71)
-    return pid
+        _child(request, fds, cgroup_fd, mode, workdir)
+    return pid, mode, workdir
 
 
 def _probe_namespaces():
     """Whether an isolated child can be set up here (user namespaces may be disabled)."""
-    pid = os.fork()
+    if SYS_CLONE is None:
+        return False
+    try:
+        pid = _clone(ISOLATE)
+    except OSError:
+        return False
     if pid == 0:
         try:
             _enter_child([])
-            _check(_libc.unshare(ISOLATE), "unshare")
             _isolate_filesystem(1)
-            inner = os.fork()
-            if inner == 0:
-                _drop_capabilities()
-                os._exit(0)
-            os._exit(os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1]))
-        except BaseException:  # noqa: BLE001
+            _drop_capabilities()
+            os._exit(0)
+        finally:
             os._exit(1)
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
 
@@ -287,26 +292,28 @@ def _load_programs(sources):
     return programs
 
 
-def _kill(child, now):
-    """SIGTERM to a namespace stub (it kills its namespace and waits for it; SIGKILL follows
-    if it has not ended in 2 s), SIGKILL to a process group."""
-    pid, in_namespace = child[0], child[1]
+def _kill(child):
+    """SIGKILL: to PID 1 of a namespace (the kernel kills every other process in it before
+    that one can be reaped), else to the child's session / process group."""
     try:
-        if in_namespace and not child[4]:
-            os.kill(pid, signal.SIGTERM)
-            child[4] = True
-            child[2] = now + 2.0
-            return
-        if in_namespace:
-            os.kill(pid, signal.SIGKILL)
+        if child.mode == "namespace":
+            os.kill(child.pid, signal.SIGKILL)
         else:
-            os.killpg(pid, signal.SIGKILL)  # the child's own session / process group
+            os.killpg(child.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    child[2] = now + 3600
+
+
+class _Child:
+    __slots__ = ("pid", "mode", "workdir", "deadline", "report")
+
+    def __init__(self, pid, mode, workdir, deadline):
+        self.pid, self.mode, self.workdir, self.deadline = pid, mode, workdir, deadline
+        self.report = False
 
 
 def serve():
+    _set_name("rlvr-zygote")
     control = socket.socket(fileno=0)
     sys.stdin = None
     wake_r, wake_w = os.pipe()
@@ -322,8 +329,12 @@ def serve():
         namespaces = _probe_namespaces()
     except BaseException as err:  # noqa: BLE001 - reported to the host
         namespaces, error = False, "%s: %s" % (type(err).__name__, err)
+    # what is loaded now stays shared with every child: moving it out of the collector's
+    # reach keeps a child's garbage collections from copying the zygote's pages
+    gc.collect()
+    gc.freeze()
     control.send(json.dumps({"op": "ready", "namespaces": namespaces, "error": error}).encode())
-    children = {}   # id -> [pid, in its own namespaces, deadline, report exit, stopping]
+    children = {}   # id -> _Child
     by_pid = {}
 
     def exited(ident):
@@ -331,10 +342,11 @@ def serve():
 
     while True:
         now = time.monotonic()
-        for ident, child in list(children.items()):
-            if child[2] <= now:
-                _kill(child, now)
-        soonest = min((c[2] for c in children.values()), default=now + 60)
+        for child in children.values():
+            if child.deadline <= now:
+                _kill(child)
+                child.deadline = now + 5.0
+        soonest = min((c.deadline for c in children.values()), default=now + 60)
         readable, _, _ = select.select([control, wake_r], [], [], max(0.0, soonest - now))
         if wake_r in readable:
             try:
@@ -351,8 +363,11 @@ def serve():
                 break
             ident = by_pid.pop(pid, None)
             child = children.pop(ident, None)
-            if child is not None and child[3]:
-                exited(ident)
+            if child is not None:
+                if child.workdir is not None:
+                    shutil.rmtree(child.workdir, ignore_errors=True)
+                if child.report:
+                    exited(ident)
         if control not in readable:
             continue
         try:
@@ -361,22 +376,20 @@ def serve():
             message, fds = b"", []
         if not message:
             for child in children.values():
-                child[4] = True
-                _kill(child, now)
+                _kill(child)
             os._exit(0)
         try:
             request = json.loads(message)
             if request["op"] == "spawn":
-                pid = _spawn(request, list(fds), namespaces)
+                pid, mode, workdir = _spawn(request, list(fds), namespaces)
                 deadline = time.monotonic() + float(request.get("wall", 60)) + 1.0
-                in_namespace = bool(request.get("isolate")) and namespaces
-                children[request["id"]] = [pid, in_namespace, deadline, False, False]
+                children[request["id"]] = _Child(pid, mode, workdir, deadline)
                 by_pid[pid] = request["id"]
             elif request["op"] == "kill":
                 for ident in request["ids"]:
                     if ident in children:
-                        children[ident][3] = bool(request.get("report"))
-                        _kill(children[ident], time.monotonic())
+                        children[ident].report = bool(request.get("report"))
+                        _kill(children[ident])
                     elif request.get("report"):
                         exited(ident)  # already reaped
         except (ValueError, KeyError, TypeError, OSError):
