@@ -57,7 +57,7 @@ class BwrapSandbox(LocalSandbox):
     name = "bwrap"
 
     def __init__(self, *, hide_site_packages: bool = True, ro_binds: Sequence[str] = (),
-                 warm: bool = True):
+                 warm: bool = True, fork_servers: int | None = None):
         problem = bwrap_problem()
         if problem is not None:
             raise SandboxUnavailable(f"the bwrap sandbox backend is unavailable: {problem}; "
@@ -72,8 +72,7 @@ class BwrapSandbox(LocalSandbox):
             if venv != self.prefix:
                 self.ro_binds.append(str(venv))
         self._static = self._static_args()
-        self.warm = bool(warm)
-        self._fork_servers = None
+        self._init_warm(warm, fork_servers)
 
     def _static_args(self) -> list[str]:
         args = [self.exe, "--ro-bind", "/usr", "/usr"]

@@ -92,6 +92,7 @@ class ForkServer:
         self._send_lock = threading.Lock()
         self._stop = threading.Event()
         self._closed = self._dead = False
+        self._in_flight = 0
         self.cgroup = PidsCgroup.create(ZYGOTE_MAX_PROCESSES)
         command = list(launcher_prefix) + list(argv)
         if self.cgroup is not None:
@@ -204,6 +205,11 @@ class ForkServer:
     def job(self, limits: Limits) -> ForkJob:
         return ForkJob(self, limits)
 
+    @property
+    def in_flight(self) -> int:
+        """Runs started on this zygote and not yet closed."""
+        return self._in_flight
+
     def next_id(self) -> int:
         return next(self._ids)
 
@@ -242,6 +248,9 @@ class ForkJob:
         self.server, self.limits = server, limits
         self.ids: list[int] = []
         self.cgroups: list[PidsCgroup] = []
+        self.open = True
+        with server._send_lock:
+            server._in_flight += 1
 
     def spawn(self, program: str, channels: Sequence[socket.socket | int], *,
               isolate: bool) -> None:
@@ -270,6 +279,10 @@ class ForkJob:
         """Kill every child of the run and whatever it started. `wait=True` (a run that did
         not end cleanly) returns only once all of them are gone; otherwise the processes,
         which end on their own when their channels close, are killed in the background."""
+        if self.open:
+            self.open = False
+            with self.server._send_lock:
+                self.server._in_flight -= 1
         if self.ids:
             done = self.server.kill(self.ids, wait=5.0 if wait else None)
             if wait and not done:
@@ -288,26 +301,34 @@ class ForkJob:
 
 
 class ForkServers:
-    """A sandbox's fork servers, one per program set, started on first use and restarted when
-    one has stopped. `factory(programs)` starts one."""
+    """A sandbox's fork servers: per program set, a small pool of zygotes, started on first
+    use, grown while every zygote already has a run in flight (up to `max_servers`), and
+    restarted when one has stopped. Several zygotes fork in parallel; one would serialise
+    every run's fork. `factory(programs)` starts one."""
 
-    def __init__(self, factory):
+    def __init__(self, factory, max_servers: int | None = None):
         self.factory = factory
+        self.max_servers = max_servers or max(2, os.cpu_count() or 2)
         self.lock = threading.Lock()
-        self.servers: dict[str, ForkServer] = {}
+        self.pools: dict[str, list[ForkServer]] = {}
 
     def get(self, programs: Mapping[str, str]) -> ForkServer:
+        """The least busy live zygote for `programs` (a new one when all are busy)."""
         key = programs_key(programs)
         with self.lock:
-            server = self.servers.get(key)
-            if server is None or not server.alive:
-                if server is not None:
-                    server.close()
-                server = self.servers[key] = self.factory(programs)
-            return server
+            pool = self.pools.setdefault(key, [])
+            for server in [s for s in pool if not s.alive]:
+                pool.remove(server)
+                server.close()
+            idle = min(pool, key=lambda s: s.in_flight, default=None)
+            if idle is None or (idle.in_flight > 0 and len(pool) < self.max_servers):
+                idle = self.factory(programs)
+                pool.append(idle)
+            return idle
 
     def close(self) -> None:
         with self.lock:
-            for server in self.servers.values():
-                server.close()
-            self.servers.clear()
+            for pool in self.pools.values():
+                for server in pool:
+                    server.close()
+            self.pools.clear()

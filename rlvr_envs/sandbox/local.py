@@ -104,20 +104,26 @@ class LocalSandbox(Sandbox):
     """Plain processes with limits; no filesystem or network isolation.
 
     `warm=True` (default) lets the code grader run programs as fresh children of a warm fork
-    server (`fork_server`); each child gets the limits of a run and, where user namespaces
-    work, its own namespaces and a private read-only view of the filesystem.
+    server (`fork_server`; at most `fork_servers` zygotes, default the CPU count, at least 2);
+    each child gets the limits of a run and, where user namespaces work, its own namespaces
+    and a private read-only view of the filesystem.
     """
 
     name = "local"
 
-    def __init__(self, python: str | None = None, warm: bool = True):
+    def __init__(self, python: str | None = None, warm: bool = True,
+                 fork_servers: int | None = None):
         import sys
         if not os.path.exists(PRLIMIT):
             raise SandboxUnavailable("the local sandbox needs util-linux `prlimit` on PATH "
                                      "(Debian/Ubuntu: apt-get install util-linux)")
         self.python = python or sys.executable
+        self._init_warm(warm, fork_servers)
+
+    def _init_warm(self, warm: bool, fork_servers: int | None) -> None:
+        from rlvr_envs.sandbox.forkserver import ForkServers
         self.warm = bool(warm)
-        self._fork_servers = None
+        self._fork_servers = ForkServers(self._start_fork_server, fork_servers)
 
     def zygote_argv(self) -> tuple[list[str], Path]:
         """How to start a fork server in this backend, and the host directory it runs in."""
@@ -140,9 +146,7 @@ class LocalSandbox(Sandbox):
     def fork_server(self, programs):
         if not self.warm:
             return None
-        from rlvr_envs.sandbox.forkserver import ForkServerError, ForkServers
-        if self._fork_servers is None:
-            self._fork_servers = ForkServers(self._start_fork_server)
+        from rlvr_envs.sandbox.forkserver import ForkServerError
         try:
             server = self._fork_servers.get(programs)
         except ForkServerError as err:
@@ -158,8 +162,7 @@ class LocalSandbox(Sandbox):
         return server
 
     def close(self) -> None:
-        if self._fork_servers is not None:
-            self._fork_servers.close()
+        self._fork_servers.close()
 
     def wrap(self, command: list[str], workdir: Path, limits: Limits) -> list[str]:
         """The argv that actually runs (bubblewrap prepends itself here)."""
