@@ -21,15 +21,17 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from rlvr_envs.sandbox.base import Limits
 from rlvr_envs.sandbox.cgroup import PidsCgroup, pids_cgroup_available
 
 ZYGOTE_SOURCE = (Path(__file__).parent / "zygote.py").read_text()
 STARTUP_TIMEOUT = 60.0
-#: the zygote's own process budget (it holds every concurrent run's driver and stub)
+#: the zygote's own process budget (it holds every concurrent run's processes)
 ZYGOTE_MAX_PROCESSES = 4096
+#: runs prepared ahead of use, per zygote and kind of run
+MAX_READY = 8
 
 
 class ForkServerError(RuntimeError):
@@ -93,6 +95,8 @@ class ForkServer:
         self._stop = threading.Event()
         self._closed = self._dead = False
         self._in_flight = 0
+        self._ready: dict[Hashable, list] = {}
+        self._ready_lock = threading.Lock()
         self.cgroup = PidsCgroup.create(ZYGOTE_MAX_PROCESSES)
         command = list(launcher_prefix) + list(argv)
         if self.cgroup is not None:
@@ -202,8 +206,35 @@ class ForkServer:
                 raise ForkServerError(f"the {self.isolation} fork server stopped: {err}; "
                                       f"{self.stderr_tail()}") from err
 
-    def job(self, limits: Limits) -> ForkJob:
-        return ForkJob(self, limits)
+    def job(self, limits: Limits, *, deadline: bool = True) -> ForkJob:
+        """A new run. `deadline=False` for a run prepared ahead of use: the zygote then sets
+        no deadline of its own when it forks the children (their caller enforces one)."""
+        return ForkJob(self, limits, deadline=deadline)
+
+    def prepared(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
+        """An item `prepare()` made ahead of time (its children already forked and waiting),
+        and one more made now for the next call with this `key`. Each item is handed out once,
+        so every run still gets fresh processes; forking is off the run's critical path.
+        Items need `usable() -> bool` and `close()`."""
+        with self._ready_lock:
+            items = self._ready.setdefault(key, [])
+            item = None
+            while items and item is None:
+                item = items.pop()
+                if not item.usable():
+                    item.close()
+                    item = None
+            short = len(items) < MAX_READY
+        if item is None:
+            item = prepare()
+        if short and not self._closed:
+            extra = prepare()
+            with self._ready_lock:
+                if self._closed:
+                    extra.close()
+                else:
+                    self._ready[key].append(extra)
+        return item
 
     @property
     def in_flight(self) -> int:
@@ -217,7 +248,12 @@ class ForkServer:
         """Stop the zygote; every child still running dies with it."""
         if self._closed:
             return
-        self._closed = True
+        with self._ready_lock:
+            self._closed = True
+            ready = [item for items in self._ready.values() for item in items]
+            self._ready.clear()
+        for item in ready:
+            item.close()
         try:
             self.control.close()  # end of file: the zygote kills its children and exits
         except OSError:
@@ -244,8 +280,8 @@ class ForkJob:
     """The children of one graded run: fresh processes forked by the zygote, killed together
     by `close()` (also when the run missed its deadline)."""
 
-    def __init__(self, server: ForkServer, limits: Limits):
-        self.server, self.limits = server, limits
+    def __init__(self, server: ForkServer, limits: Limits, *, deadline: bool = True):
+        self.server, self.limits, self.deadline = server, limits, deadline
         self.ids: list[int] = []
         self.cgroups: list[PidsCgroup] = []
         self.open = True
@@ -259,7 +295,8 @@ class ForkJob:
         fds = [c.fileno() if isinstance(c, socket.socket) else c for c in channels]
         ident = self.server.next_id()
         message = {"op": "spawn", "id": ident, "program": program, "isolate": isolate,
-                   "limits": run_rlimits(self.limits), "wall": self.limits.wall_time,
+                   "limits": run_rlimits(self.limits),
+                   "wall": self.limits.wall_time if self.deadline else None,
                    "tmpfs_mb": self.limits.memory_mb, "cgroup": False}
         procs_fd = None
         if isolate and pids_cgroup_available():
@@ -311,10 +348,14 @@ class ForkServers:
         self.max_servers = max_servers or max(2, os.cpu_count() or 2)
         self.lock = threading.Lock()
         self.pools: dict[str, list[ForkServer]] = {}
+        self.keys: dict[int, tuple[Mapping[str, str], str]] = {}
 
     def get(self, programs: Mapping[str, str]) -> ForkServer:
         """The least busy live zygote for `programs` (a new one when all are busy)."""
-        key = programs_key(programs)
+        known = self.keys.get(id(programs))
+        if known is None or known[0] is not programs:
+            known = self.keys[id(programs)] = (programs, programs_key(programs))
+        key = known[1]
         with self.lock:
             pool = self.pools.setdefault(key, [])
             for server in [s for s in pool if not s.alive]:

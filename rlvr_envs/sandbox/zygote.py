@@ -13,7 +13,8 @@ Control messages (one JSON object per packet, host → zygote):
   {"op": "programs", "programs": {name: source}}            first, once; answered by
       {"op": "ready", "namespaces": bool, "error": str|null}
   {"op": "spawn", "id": int, "program": str, "isolate": bool, "limits": {RLIMIT_*: int},
-   "wall": float, "tmpfs_mb": int, "cgroup": bool}            fds: channels [+ cgroup.procs]
+   "wall": float|null, "tmpfs_mb": int, "cgroup": bool}       fds: channels [+ cgroup.procs]
+      (the zygote kills the child 1 s after `wall`; null: the host enforces the deadline)
   {"op": "kill", "ids": [int], "report": bool}   with report, answered per id (once it and
       every process it started are gone) by {"op": "exited", "id": int}
 End of file on the control socket kills every child and ends the zygote.
@@ -382,7 +383,8 @@ def serve():
             request = json.loads(message)
             if request["op"] == "spawn":
                 pid, mode, workdir = _spawn(request, list(fds), namespaces)
-                deadline = time.monotonic() + float(request.get("wall", 60)) + 1.0
+                wall = request.get("wall")
+                deadline = time.monotonic() + (float(wall) + 1.0 if wall is not None else 1e9)
                 children[request["id"]] = _Child(pid, mode, workdir, deadline)
                 by_pid[pid] = request["id"]
             elif request["op"] == "kill":

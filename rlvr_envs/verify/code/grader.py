@@ -130,14 +130,55 @@ def _exit_note(proc: SandboxedProcess | None) -> str:
         "candidate process ended"
 
 
+class _Prepared:
+    """A run's processes forked ahead of use (by the fork server, waiting on their channels):
+    the run and this process's end of its channel."""
+
+    def __init__(self, job, sock: socket.socket):
+        self.job, self.sock = job, sock
+
+    def usable(self) -> bool:
+        """Nothing arrived yet: a child that died while waiting shows as end of file."""
+        readable, _, _ = select.select([self.sock], [], [], 0)
+        return not readable
+
+    def close(self) -> None:
+        self.sock.close()
+        self.job.close()
+
+
+def _prepare_candidate(server, limits: Limits) -> _Prepared:
+    job = server.job(limits, deadline=False)
+    ours, theirs = socket.socketpair()
+    try:
+        job.spawn("candidate", [theirs], isolate=True)
+    finally:
+        theirs.close()
+    return _Prepared(job, ours)
+
+
+def _prepare_pair(server, limits: Limits) -> _Prepared:
+    """A test driver and a candidate server connected by a socket pair of their own."""
+    job = server.job(limits, deadline=False)
+    ours, driver_end = socket.socketpair()
+    driver_side, candidate_side = socket.socketpair()
+    try:
+        job.spawn("driver", [driver_end, driver_side], isolate=False)
+        job.spawn("candidate", [candidate_side], isolate=True)
+    finally:
+        for end in (driver_end, driver_side, candidate_side):
+            end.close()
+    return _Prepared(job, ours)
+
+
 class _Run:
-    """The processes of one graded run, on the sandbox's fork server when it has one (fresh
-    children of a warm zygote) or as fresh sandboxed interpreters (`spawn`)."""
+    """The processes of one graded run: fresh children of the sandbox's warm fork server when
+    it has one (forked ahead of use, each used once), else fresh sandboxed interpreters."""
 
     def __init__(self, sandbox: Sandbox, limits: Limits):
         self.sandbox, self.limits = sandbox, limits
         self.server = sandbox.fork_server(PROGRAMS)
-        self.job = self.server.job(limits) if self.server is not None else None
+        self.job = None
         self.procs: list[SandboxedProcess] = []
         self.sockets: list[socket.socket] = []
 
@@ -145,16 +186,19 @@ class _Run:
     def isolation(self) -> str:
         return self.sandbox.name
 
+    def _take(self, kind: str, prepare) -> Channel:
+        item = self.server.prepared((kind, self.limits), lambda: prepare(self.server,
+                                                                         self.limits))
+        self.job = item.job
+        self.sockets.append(item.sock)
+        return Channel(item.sock.fileno(), item.sock.fileno(), 0.0)
+
     def candidate(self, deadline: float) -> tuple[Channel, SandboxedProcess | None]:
         """A fresh candidate server talking to this process."""
-        if self.job is not None:
-            ours, theirs = socket.socketpair()
-            self.sockets.append(ours)
-            try:
-                self.job.spawn("candidate", [theirs], isolate=True)
-            finally:
-                theirs.close()
-            return Channel(ours.fileno(), ours.fileno(), deadline), None
+        if self.server is not None:
+            channel = self._take("candidate", _prepare_candidate)
+            channel.deadline = deadline
+            return channel, None
         proc = self.sandbox.spawn(_python(self.sandbox, "server.py"),
                                   files={"server.py": CANDIDATE_SERVER}, limits=self.limits)
         self.procs.append(proc)
@@ -163,17 +207,10 @@ class _Run:
     def driver_with_candidate(self, deadline: float):
         """A fresh test driver whose candidate calls reach a fresh candidate server: over a
         socket pair between the two children, or relayed by this process."""
-        if self.job is not None:
-            ours, driver_end = socket.socketpair()
-            driver_side, candidate_side = socket.socketpair()
-            self.sockets.append(ours)
-            try:
-                self.job.spawn("driver", [driver_end, driver_side], isolate=False)
-                self.job.spawn("candidate", [candidate_side], isolate=True)
-            finally:
-                for end in (driver_end, driver_side, candidate_side):
-                    end.close()
-            return Channel(ours.fileno(), ours.fileno(), deadline), None, None
+        if self.server is not None:
+            channel = self._take("pair", _prepare_pair)
+            channel.deadline = deadline
+            return channel, None, None
         driver = self.sandbox.spawn(_python(self.sandbox, "driver.py"),
                                     files={"driver.py": TEST_DRIVER}, limits=self.limits)
         self.procs.append(driver)
