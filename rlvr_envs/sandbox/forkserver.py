@@ -255,9 +255,12 @@ class ForkServer:
         for item in ready:
             item.close()
         try:
-            self.control.close()  # end of file: the zygote kills its children and exits
+            # end of file: the zygote kills its children and exits (shutdown, unlike close,
+            # also wakes the event reader blocked in recv on this socket)
+            self.control.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+        self.control.close()
         popen = getattr(self, "popen", None)
         if popen is not None:
             try:
