@@ -20,10 +20,13 @@ the driver's messages to the candidate.
 
 from __future__ import annotations
 
+import functools
 import json
+import marshal
 import os
 import select
 import socket
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +125,17 @@ class Channel:
 
 def _python(sandbox: Sandbox, script: str) -> list[str]:
     return [sandbox.python, "-I", "-S", script]
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled_check(setup: str, test: str) -> dict:
+    """A task's setup and assert-rewritten test code, compiled once here and handed to fork
+    server drivers (same interpreter) as marshal data: trusted code, from the grader to its
+    own driver; the candidate never sees it."""
+    from rlvr_envs.verify.code.test_driver import compile_check
+    setup_code, test_code, counted = compile_check(setup, test)
+    return {"python": sys.version, "code": marshal.dumps((setup_code, test_code)).hex(),
+            "counted": counted}
 
 
 def _exit_note(proc: SandboxedProcess | None) -> str:
@@ -261,8 +275,14 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
     try:
         driver, candidate_channel, candidate = run.driver_with_candidate(deadline)
         proxied = sorted({*names, *([entry] if entry else [])})
-        driver.send({"op": "check", "code": code, "setup": setup, "test": test, "entry": entry,
-                     "names": proxied})
+        request = {"op": "check", "code": code, "setup": setup, "test": test, "entry": entry,
+                   "names": proxied}
+        if run.server is not None:  # the driver runs this interpreter: send compiled code
+            try:
+                request["compiled"] = compiled_check(setup, test)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass  # the driver reports the broken test code itself
+        driver.send(request)
         message = _relay_until_done(driver, candidate_channel)
         clean = message.get("load") == "ok" and message.get("call_errors") == 0
     except ChannelTimeout:

@@ -8,7 +8,9 @@ the grader relays the candidate's messages (a reply {"dead": true} means it has 
 Every `assert` in the test code is rewritten to record its verdict and go on, so the grader
 learns how many of the asserts passed; the check passes only when it ran to the end, no
 assert failed and every call produced a value.
-  → {"op": "check", "code": str, "setup": str, "test": str, "entry": str|null, "names": [str]}
+  → {"op": "check", "code": str, "setup": str, "test": str, "entry": str|null, "names": [str],
+     "compiled": {"python": sys.version, "code": hex marshal of (setup, test), "counted": [bool]}
+                 (optional: the grader's compiled copy, used when the interpreter matches)}
   ⇄ candidate: {"op": "load", ...}, {"op": "call", ...} (see candidate_server)
   ← {"op": "done", "load": "ok"|"error"|"crashed", "load_error": str|null,
      "completed": bool, "asserts_total": int, "asserts_passed": int, "asserts_run": int,
@@ -139,36 +141,51 @@ class _AssertRewriter(_ast.NodeTransformer):
         return _ast.copy_location(_ast.Expr(call), node)
 
 
-def _load_candidate(code):
-    answer = _ask_candidate({"op": "load", "code": code})
-    if answer is None:
-        return "crashed", None
-    if answer.get("ok") is not True:
-        return "error", str(answer.get("error"))[:2000]
-    return "ok", None
+def compile_check(setup, test):
+    """(setup code, rewritten test code, which asserts count) — done by the grader once per
+    task when it can hand the compiled code over (same interpreter), else here."""
+    rewriter = _AssertRewriter(test)
+    tree = _ast.fix_missing_locations(rewriter.visit(_ast.parse(test)))
+    return (compile(setup or "", "setup.py", "exec"), compile(tree, "test.py", "exec"),
+            rewriter.counted)
+
+
+def _compiled(request):
+    import marshal
+    blob = request.get("compiled")
+    if blob and blob.get("python") == _sys.version:
+        setup, test = marshal.loads(bytes.fromhex(blob["code"]))
+        return setup, test, blob["counted"]
+    return compile_check(request.get("setup"), request["test"])
 
 
 def _check(request):
-    load, load_error = _load_candidate(request.get("code", ""))
+    _State.candidate.send({"op": "load", "code": request.get("code", "")})
+    setup, test, counted_asserts = _compiled(request)  # while the candidate loads its code
+    answer = _State.candidate.receive()
+    if answer is None:
+        _State.dead = "candidate process ended"
+        load, load_error = "crashed", None
+    elif answer.get("ok") is not True:
+        load, load_error = "error", str(answer.get("error"))[:2000]
+    else:
+        load, load_error = "ok", None
     if load != "ok":
         _State.grader.send({"op": "done", "load": load, "load_error": load_error})
         return
     namespace = {"__name__": "__test__", "_rlvr_assert": _rlvr_assert}
-    exec(compile(request.get("setup") or "", "setup.py", "exec"), namespace)
-    text = request["test"]
-    rewriter = _AssertRewriter(text)
-    tree = _ast.fix_missing_locations(rewriter.visit(_ast.parse(text)))
+    exec(setup, namespace)
     for name in request.get("names") or []:
         namespace[name] = _Proxy(name)
     completed = True
     try:
-        exec(compile(tree, "test.py", "exec"), namespace)
+        exec(test, namespace)
         if request.get("entry"):
             namespace["check"](_Proxy(request["entry"]))
     except BaseException as err:  # noqa: BLE001
         completed = False
         _note_failure("test code stopped: %s: %s" % (type(err).__name__, err))
-    counted = [i for i, real in enumerate(rewriter.counted) if real]
+    counted = [i for i, real in enumerate(counted_asserts) if real]
     passed = sum(1 for i in counted
                  if _State.asserts.get(i, [0, 0])[0] > 0 and _State.asserts[i][1] == 0)
     failures = sum(rec[1] for rec in _State.asserts.values())
