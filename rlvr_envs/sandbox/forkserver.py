@@ -96,6 +96,7 @@ class ForkServer:
         self._closed = self._dead = False
         self._in_flight = 0
         self._ready: dict[Hashable, list] = {}
+        self._idle: dict[Hashable, list] = {}
         self._ready_lock = threading.Lock()
         self.cgroup = PidsCgroup.create(ZYGOTE_MAX_PROCESSES)
         command = list(launcher_prefix) + list(argv)
@@ -211,6 +212,26 @@ class ForkServer:
         no deadline of its own when it forks the children (their caller enforces one)."""
         return ForkJob(self, limits, deadline=deadline)
 
+    def reusable(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
+        """An idle item put back with `put_back(key, item)`, else a new one from `prepare()`
+        (for trusted children that serve one run after another)."""
+        with self._ready_lock:
+            items = self._idle.setdefault(key, [])
+            while items:
+                item = items.pop()
+                if item.usable():
+                    return item
+                item.close()
+        return prepare()
+
+    def put_back(self, key: Hashable, item: Any) -> None:
+        with self._ready_lock:
+            items = self._idle.setdefault(key, [])
+            if not self._closed and len(items) < MAX_READY:
+                items.append(item)
+                return
+        item.close()
+
     def prepared(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
         """An item `prepare()` made ahead of time (its children already forked and waiting),
         and one more made now for the next call with this `key`. Each item is handed out once,
@@ -250,8 +271,10 @@ class ForkServer:
             return
         with self._ready_lock:
             self._closed = True
-            ready = [item for items in self._ready.values() for item in items]
+            ready = [item for pool in (self._ready, self._idle) for items in pool.values()
+                     for item in items]
             self._ready.clear()
+            self._idle.clear()
         for item in ready:
             item.close()
         try:
@@ -292,13 +315,17 @@ class ForkJob:
             server._in_flight += 1
 
     def spawn(self, program: str, channels: Sequence[socket.socket | int], *,
-              isolate: bool) -> None:
+              isolate: bool, cpu_limit: bool = True) -> None:
         """Start `program` in a fresh child whose channel fds are `channels` (in order).
-        `isolate=True` for untrusted code: own namespaces, private /tmp, own cgroup."""
+        `isolate=True` for untrusted code: own namespaces, private /tmp, own cgroup.
+        `cpu_limit=False` for a long-lived trusted child (RLIMIT_CPU counts its whole life)."""
         fds = [c.fileno() if isinstance(c, socket.socket) else c for c in channels]
         ident = self.server.next_id()
+        rlimits = run_rlimits(self.limits)
+        if not cpu_limit:
+            del rlimits["RLIMIT_CPU"]
         message = {"op": "spawn", "id": ident, "program": program, "isolate": isolate,
-                   "limits": run_rlimits(self.limits),
+                   "limits": rlimits,
                    "wall": self.limits.wall_time if self.deadline else None,
                    "tmpfs_mb": self.limits.memory_mb, "cgroup": False}
         procs_fd = None

@@ -171,18 +171,22 @@ def _prepare_candidate(server, limits: Limits) -> _Prepared:
     return _Prepared(job, ours)
 
 
-def _prepare_pair(server, limits: Limits) -> _Prepared:
-    """A test driver and a candidate server connected by a socket pair of their own."""
+class _Driver(_Prepared):
+    """A reusable test driver (trusted; it never runs candidate code): one check at a time,
+    each against a fresh candidate whose socket it receives with the request."""
+
+    MAX_CHECKS = 500
+    checks = 0
+
+
+def _start_driver(server, limits: Limits) -> _Driver:
     job = server.job(limits, deadline=False)
-    ours, driver_end = socket.socketpair()
-    driver_side, candidate_side = socket.socketpair()
+    ours, theirs = socket.socketpair()
     try:
-        job.spawn("driver", [driver_end, driver_side], isolate=False)
-        job.spawn("candidate", [candidate_side], isolate=True)
+        job.spawn("driver", [theirs], isolate=False, cpu_limit=False)
     finally:
-        for end in (driver_end, driver_side, candidate_side):
-            end.close()
-    return _Prepared(job, ours)
+        theirs.close()
+    return _Driver(job, ours)
 
 
 class _Run:
@@ -193,6 +197,7 @@ class _Run:
         self.sandbox, self.limits = sandbox, limits
         self.server = sandbox.fork_server(PROGRAMS)
         self.job = None
+        self.driver: _Driver | None = None
         self.procs: list[SandboxedProcess] = []
         self.sockets: list[socket.socket] = []
 
@@ -219,11 +224,20 @@ class _Run:
         return Channel.of_process(proc, deadline), proc
 
     def driver_with_candidate(self, deadline: float):
-        """A fresh test driver whose candidate calls reach a fresh candidate server: over a
-        socket pair between the two children, or relayed by this process."""
+        """A test driver whose candidate calls reach a fresh candidate server: a reusable
+        driver handed the candidate's socket, or a fresh driver whose calls this process
+        relays to the candidate."""
         if self.server is not None:
-            channel = self._take("pair", _prepare_pair)
-            channel.deadline = deadline
+            candidate = self.server.prepared(("candidate", self.limits), lambda: (
+                _prepare_candidate(self.server, self.limits)))
+            self.job = candidate.job
+            self.driver = self.server.reusable(("driver", self.limits), lambda: (
+                _start_driver(self.server, self.limits)))
+            try:
+                socket.send_fds(self.driver.sock, [b"C"], [candidate.sock.fileno()])
+            finally:
+                candidate.sock.close()  # the driver holds the candidate's other end now
+            channel = Channel(self.driver.sock.fileno(), self.driver.sock.fileno(), deadline)
             return channel, None, None
         driver = self.sandbox.spawn(_python(self.sandbox, "driver.py"),
                                     files={"driver.py": TEST_DRIVER}, limits=self.limits)
@@ -231,11 +245,19 @@ class _Run:
         candidate_channel, candidate = self.candidate(deadline)
         return Channel.of_process(driver, deadline), candidate_channel, candidate
 
-    def close(self, clean: bool) -> None:
-        """End the run's processes; unless the run ended `clean`ly (a verdict arrived), wait
-        until every process it started is gone."""
+    def close(self, clean: bool, driver_done: bool = False) -> None:
+        """End the run's processes; unless the run ended `clean`ly, wait until every process
+        it started is gone. A reusable driver that delivered its verdict (`driver_done`)
+        goes back to the pool."""
         for sock in self.sockets:
             sock.close()  # the children see end of file and end on their own
+        if self.driver is not None:
+            self.driver.checks += 1
+            if driver_done and self.driver.checks < self.driver.MAX_CHECKS:
+                self.server.put_back(("driver", self.limits), self.driver)
+            else:
+                self.driver.job.close(wait=not clean)
+                self.driver.sock.close()
         if self.job is not None:
             self.job.close(wait=not clean)
         for proc in self.procs:
@@ -271,7 +293,7 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
     started = time.monotonic()
     deadline = started + limits.wall_time
     run = _Run(sandbox, limits)
-    candidate, clean = None, False
+    candidate, clean, done = None, False, False
     try:
         driver, candidate_channel, candidate = run.driver_with_candidate(deadline)
         proxied = sorted({*names, *([entry] if entry else [])})
@@ -284,6 +306,7 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
                 pass  # the driver reports the broken test code itself
         driver.send(request)
         message = _relay_until_done(driver, candidate_channel)
+        done = True
         clean = message.get("load") == "ok" and message.get("call_errors") == 0
     except ChannelTimeout:
         return CodeVerdict(False, "timeout", first_failure=f"no result within "
@@ -293,7 +316,7 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
         return CodeVerdict(False, "sandbox_error", first_failure="the test driver stopped",
                            isolation=run.isolation, duration=time.monotonic() - started)
     finally:
-        run.close(clean)
+        run.close(clean, done)
     if message.get("load") == "error":
         return CodeVerdict(False, "load_error", first_failure=message.get("load_error"),
                            isolation=run.isolation, duration=time.monotonic() - started)

@@ -3,8 +3,9 @@ against proxies whose calls travel as tagged JSON to the candidate's process.
 
 Two channels: the grader's (the request in, the verdict out) and the candidate's (load and
 call requests out, replies in). In a fork-server child (`main`) they are two sockets, the
-second connected straight to the candidate server; run as a script both are stdin/stdout and
-the grader relays the candidate's messages (a reply {"dead": true} means it has ended).
+second connected straight to the candidate server (a reusable driver, `serve`, receives a new
+candidate socket with every request); run as a script both are stdin/stdout and the grader
+relays the candidate's messages (a reply {"dead": true} means it has ended).
 Every `assert` in the test code is rewritten to record its verdict and go on, so the grader
 learns how many of the asserts passed; the check passes only when it ran to the end, no
 assert failed and every call produced a value.
@@ -197,6 +198,13 @@ def _check(request):
                         "first_failure": _State.first_failure})
 
 
+def _reset():
+    _State.dead = None
+    _State.calls = _State.call_errors = 0
+    _State.first_failure = None
+    _State.asserts = {}
+
+
 def _run(grader, candidate):
     null = _os.open(_os.devnull, _os.O_RDWR)
     for fd in (0, 1, 2):
@@ -208,9 +216,39 @@ def _run(grader, candidate):
     _check(request)
 
 
-def main(grader_fd, candidate_fd):
-    """Fork-server entry: a socket to the grader and one straight to the candidate server."""
-    _run(_Link(grader_fd, grader_fd), _Link(candidate_fd, candidate_fd))
+def serve(grader_fd):
+    """Fork-server entry for a reusable driver: checks one after another, each against the
+    candidate socket that arrives (SCM_RIGHTS, on a one-byte header) before its request.
+    Every check starts from fresh state; the driver never runs candidate code."""
+    import socket as _socket
+    null = _os.open(_os.devnull, _os.O_RDWR)
+    for fd in (0, 1, 2):
+        _os.dup2(null, fd)
+    sock = _socket.socket(fileno=grader_fd)
+    while True:
+        header, fds, _, _ = _socket.recv_fds(sock, 1, 1)
+        if not header or len(fds) != 1:
+            _sys.exit(0)
+        grader = _Link(_os.dup(grader_fd), _os.dup(grader_fd))
+        candidate = _Link(fds[0], fds[0])
+        _reset()
+        _State.grader, _State.candidate = grader, candidate
+        request = grader.receive()
+        if request is None:
+            _sys.exit(3)
+        _check(request)
+        candidate.reader.close()
+        grader.reader.close()
+        grader.writer.close()
+
+
+def main(grader_fd, candidate_fd=None):
+    """Fork-server entry: a socket to the grader and, for a single check, one straight to
+    the candidate server; without it, a reusable driver (`serve`)."""
+    if candidate_fd is None:
+        serve(grader_fd)
+    else:
+        _run(_Link(grader_fd, grader_fd), _Link(candidate_fd, candidate_fd))
 
 
 if __name__ == "__main__":
