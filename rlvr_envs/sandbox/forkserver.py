@@ -49,16 +49,26 @@ def programs_key(programs: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps(dict(programs), sort_keys=True).encode()).hexdigest()
 
 
-class _CgroupJanitor:
-    """Empties and removes finished runs' cgroups off the grading threads' critical path."""
+class _CgroupPool:
+    """Per-run cgroup `pids` groups, reused: a finished run's group is emptied (every member
+    killed) by a background thread, off the grading threads' path, and then handed to a later
+    run with the same cap. Creating one costs a mkdir and a write to cgroupfs per run."""
 
     def __init__(self):
         self.pending: queue.Queue[PidsCgroup] = queue.Queue()
+        self.free: dict[int, list[PidsCgroup]] = {}
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
-        atexit.register(self.drain)
+        atexit.register(self.remove_all)
 
-    def submit(self, cgroup: PidsCgroup) -> None:
+    def acquire(self, max_pids: int) -> PidsCgroup | None:
+        with self.lock:
+            free = self.free.get(max_pids)
+            if free:
+                return free.pop()
+        return PidsCgroup.create(max_pids)
+
+    def release(self, cgroup: PidsCgroup) -> None:
         with self.lock:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._loop, name="rlvr-cgroup-janitor",
@@ -68,17 +78,29 @@ class _CgroupJanitor:
 
     def _loop(self) -> None:
         while True:
-            self.pending.get().remove()
+            cgroup = self.pending.get()
+            cgroup.kill_all()
+            with self.lock:
+                free = self.free.setdefault(cgroup.max_pids, [])
+                if cgroup.pids() or len(free) >= 64:
+                    cgroup.remove()
+                else:
+                    free.append(cgroup)
 
-    def drain(self) -> None:
+    def remove_all(self) -> None:
         while True:
             try:
                 self.pending.get_nowait().remove()
             except queue.Empty:
-                return
+                break
+        with self.lock:
+            for free in self.free.values():
+                for cgroup in free:
+                    cgroup.remove()
+            self.free.clear()
 
 
-JANITOR = _CgroupJanitor()
+CGROUPS = _CgroupPool()
 
 
 class ForkServer:
@@ -330,7 +352,7 @@ class ForkJob:
                    "tmpfs_mb": self.limits.memory_mb, "cgroup": False}
         procs_fd = None
         if isolate and pids_cgroup_available():
-            cgroup = PidsCgroup.create(self.limits.max_processes + 1)
+            cgroup = CGROUPS.acquire(self.limits.max_processes + 1)
             if cgroup is not None:
                 self.cgroups.append(cgroup)
                 procs_fd = os.open(cgroup.procs_file, os.O_WRONLY)
@@ -357,7 +379,7 @@ class ForkJob:
                     cgroup.kill_all()
             self.ids = []
         for cgroup in self.cgroups:
-            JANITOR.submit(cgroup)
+            CGROUPS.release(cgroup)
         self.cgroups = []
 
     def __enter__(self) -> ForkJob:

@@ -125,28 +125,38 @@ def _rlvr_assert(number, source, test, message=None):
 
 class _AssertRewriter(_ast.NodeTransformer):
     def __init__(self, text):
-        self.text = text
+        self.lines = text.encode("utf-8").splitlines()  # AST column offsets count bytes
         self.counted = []
+
+    def _first_line(self, node):
+        line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else b""
+        end = node.end_col_offset if node.end_lineno == node.lineno else None
+        return line[node.col_offset:end].decode("utf-8", "replace").strip()[:300] or "assert"
 
     def visit_Assert(self, node):
         number = len(self.counted)
         trivial = isinstance(node.test, _ast.Constant)
         self.counted.append(not trivial)
-        source = (_ast.get_source_segment(self.text, node) or "assert").splitlines()[0][:300]
-        call = _ast.Call(
-            func=_ast.Name(id="_rlvr_assert", ctx=_ast.Load()),
-            args=[_ast.Constant(number), _ast.Constant("line %d: %s" % (node.lineno, source)),
-                  _ast.Lambda(args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
-                                                  kw_defaults=[], defaults=[]), body=node.test)],
-            keywords=[])
-        return _ast.copy_location(_ast.Expr(call), node)
+
+        def here(new):
+            return _ast.copy_location(new, node)
+
+        call = here(_ast.Call(
+            func=here(_ast.Name(id="_rlvr_assert", ctx=_ast.Load())),
+            args=[here(_ast.Constant(number)),
+                  here(_ast.Constant("line %d: %s" % (node.lineno, self._first_line(node)))),
+                  here(_ast.Lambda(args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                       kw_defaults=[], defaults=[]),
+                                   body=node.test))],
+            keywords=[]))
+        return here(_ast.Expr(call))
 
 
 def compile_check(setup, test):
     """(setup code, rewritten test code, which asserts count) — done by the grader once per
     task when it can hand the compiled code over (same interpreter), else here."""
     rewriter = _AssertRewriter(test)
-    tree = _ast.fix_missing_locations(rewriter.visit(_ast.parse(test)))
+    tree = rewriter.visit(_ast.parse(test))  # every new node carries its assert's location
     return (compile(setup or "", "setup.py", "exec"), compile(tree, "test.py", "exec"),
             rewriter.counted)
 
