@@ -20,6 +20,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
@@ -57,6 +58,8 @@ class _CgroupPool:
     def __init__(self):
         self.pending: queue.Queue[PidsCgroup] = queue.Queue()
         self.free: dict[int, list[PidsCgroup]] = {}
+        self.busy: set[PidsCgroup] = set()
+        self.closed = False
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
         atexit.register(self.remove_all)
@@ -79,28 +82,41 @@ class _CgroupPool:
     def _loop(self) -> None:
         while True:
             cgroup = self.pending.get()
+            with self.lock:
+                self.busy.add(cgroup)
             cgroup.kill_all()
             with self.lock:
+                self.busy.discard(cgroup)
                 free = self.free.setdefault(cgroup.max_pids, [])
-                if cgroup.pids() or len(free) >= 64:
+                if self.closed or cgroup.pids() or len(free) >= 64:
                     cgroup.remove()
                 else:
                     free.append(cgroup)
 
     def remove_all(self) -> None:
+        """At exit: remove every group (the janitor may be in the middle of one)."""
+        with self.lock:
+            self.closed = True
+            groups = [c for free in self.free.values() for c in free] + list(self.busy)
+            self.free.clear()
         while True:
             try:
-                self.pending.get_nowait().remove()
+                groups.append(self.pending.get_nowait())
             except queue.Empty:
                 break
-        with self.lock:
-            for free in self.free.values():
-                for cgroup in free:
-                    cgroup.remove()
-            self.free.clear()
+        for cgroup in groups:
+            cgroup.remove()
 
 
 CGROUPS = _CgroupPool()
+_LIVE_SERVERS: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_servers() -> None:
+    """At exit (before the cgroup pool is emptied): stop every zygote still running."""
+    for server in list(_LIVE_SERVERS):
+        server.close()
 
 
 class ForkServer:
@@ -163,6 +179,7 @@ class ForkServer:
                                   f"{detail or self.stderr_tail() or 'no reply'}")
         #: whether each isolated child gets its own user/mount/PID/IPC/network namespaces
         self.namespaces = bool(ready.get("namespaces"))
+        _LIVE_SERVERS.add(self)
         self._exited: dict[int, threading.Event] = {}
         self._events_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read_events, name="rlvr-zygote-events",
