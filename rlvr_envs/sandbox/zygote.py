@@ -98,14 +98,17 @@ def _unescape(field):
 
 
 def writable_mounts():
-    """(mount point, flags to keep) of every read-write mount outside /proc."""
-    found = []
+    """(mount point, flags to keep) of every read-write directory mount outside /proc (a
+    device node bound on its own, /dev/null say, holds no files to write)."""
+    found, seen = [], set()
     with open("/proc/self/mountinfo") as fh:
         for line in fh:
             fields = line.split()
             point, options = _unescape(fields[4]), fields[5].split(",")
-            if "rw" not in options or point == "/proc" or point.startswith("/proc/"):
+            if ("rw" not in options or point == "/proc" or point.startswith("/proc/")
+                    or point in seen or not os.path.isdir(point)):
                 continue
+            seen.add(point)
             flags = 0
             for option in options:
                 flags |= MOUNT_FLAGS.get(option, 0)
