@@ -12,9 +12,10 @@ Three ways a task is tested, all with the candidate's code in its own sandboxed 
   compared here to the expected output (whitespace at line ends ignored).
 A run passes only when every test produced a result and every result was right.
 
-Where the sandbox has a warm fork server (local, bwrap), the driver and the candidate server
-are fresh children of it (the candidate in its own namespaces), connected to each other by a
-socket pair; otherwise (docker) each is a fresh sandboxed interpreter and this process relays
+Where the sandbox has a warm fork server (local, bwrap), every candidate server is a fresh
+child of it in its own namespaces, forked ahead of use, and the test driver is a reusable
+trusted child that receives the candidate's socket with each request and calls it directly;
+otherwise (docker, `warm=False`) both are fresh sandboxed interpreters and this process relays
 the driver's messages to the candidate.
 """
 
@@ -190,8 +191,9 @@ def _start_driver(server, limits: Limits) -> _Driver:
 
 
 class _Run:
-    """The processes of one graded run: fresh children of the sandbox's warm fork server when
-    it has one (forked ahead of use, each used once), else fresh sandboxed interpreters."""
+    """The processes of one graded run: on the sandbox's warm fork server when it has one (a
+    fresh candidate child forked ahead of use, used once; a reusable driver), else fresh
+    sandboxed interpreters."""
 
     def __init__(self, sandbox: Sandbox, limits: Limits):
         self.sandbox, self.limits = sandbox, limits
