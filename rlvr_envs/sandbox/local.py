@@ -16,7 +16,12 @@ from typing import Mapping
 
 from rlvr_envs.sandbox.base import (Limits, Sandbox, SandboxedProcess, SandboxUnavailable,
                                     check_command, prepare_workdir, run_env)
-from rlvr_envs.sandbox.cgroup import PidsCgroup
+from rlvr_envs.sandbox.cgroup import PidsCgroup, pids_cgroup_available
+
+
+def _warn_once(message: str) -> None:
+    import warnings
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 def _user_process_count() -> int:
@@ -80,17 +85,84 @@ class GroupProcess(SandboxedProcess):
 PRLIMIT = shutil.which("prlimit") or "/usr/bin/prlimit"
 
 
+def zygote_launcher() -> list[str]:
+    """The argv prefix of a fork server: no core dumps, and (without a cgroup, as non-root) a
+    process budget for everything it will fork; each child lowers the rest itself."""
+    import resource
+
+    nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    argv = [PRLIMIT, "--core=0"]
+    if nofile != resource.RLIM_INFINITY:
+        argv.append(f"--nofile={nofile}")
+    if not pids_cgroup_available() and os.getuid() != 0:
+        from rlvr_envs.sandbox.forkserver import ZYGOTE_MAX_PROCESSES
+        argv.append(f"--nproc={_user_process_count() + ZYGOTE_MAX_PROCESSES}")
+    return argv + ["--"]
+
+
 class LocalSandbox(Sandbox):
-    """Plain processes with limits; no filesystem or network isolation."""
+    """Plain processes with limits; no filesystem or network isolation.
+
+    `warm=True` (default) lets the code grader run programs as fresh children of a warm fork
+    server (`fork_server`; at most `fork_servers` zygotes, default the CPU count, at least 2);
+    each child gets the limits of a run and, where user namespaces work, its own namespaces
+    and a private read-only view of the filesystem.
+    """
 
     name = "local"
 
-    def __init__(self, python: str | None = None):
+    def __init__(self, python: str | None = None, warm: bool = True,
+                 fork_servers: int | None = None):
         import sys
         if not os.path.exists(PRLIMIT):
             raise SandboxUnavailable("the local sandbox needs util-linux `prlimit` on PATH "
                                      "(Debian/Ubuntu: apt-get install util-linux)")
         self.python = python or sys.executable
+        self._init_warm(warm, fork_servers)
+
+    def _init_warm(self, warm: bool, fork_servers: int | None) -> None:
+        from rlvr_envs.sandbox.forkserver import ForkServers
+        self.warm = bool(warm)
+        self._fork_servers = ForkServers(self._start_fork_server, fork_servers)
+
+    def zygote_argv(self) -> tuple[list[str], Path]:
+        """How to start a fork server in this backend, and the host directory it runs in."""
+        from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE
+        import tempfile
+        home = Path(tempfile.mkdtemp(prefix="rlvr-zygote-"))
+        return [self.python, "-I", "-S", "-c", ZYGOTE_SOURCE], home
+
+    def accepts(self, server) -> bool:
+        """Whether a started fork server isolates children as well as `spawn` would."""
+        return True
+
+    def _start_fork_server(self, programs):
+        from rlvr_envs.sandbox.forkserver import ForkServer
+        argv, home = self.zygote_argv()
+        return ForkServer(argv, env=run_env(None, home), cwd=home, programs=programs,
+                          isolation=self.name, launcher_prefix=zygote_launcher(),
+                          owned_dir=str(home))
+
+    def fork_server(self, programs):
+        if not self.warm:
+            return None
+        from rlvr_envs.sandbox.forkserver import ForkServerError
+        try:
+            server = self._fork_servers.get(programs)
+        except ForkServerError as err:
+            _warn_once(f"{self.name}: no warm fork server ({err}); starting a fresh sandbox "
+                       f"per run instead")
+            self.warm = False
+            return None
+        if not self.accepts(server):
+            _warn_once(f"{self.name}: the fork server cannot give each run its own namespaces "
+                       f"here; starting a fresh sandbox per run instead")
+            self.warm = False
+            return None
+        return server
+
+    def close(self) -> None:
+        self._fork_servers.close()
 
     def wrap(self, command: list[str], workdir: Path, limits: Limits) -> list[str]:
         """The argv that actually runs (bubblewrap prepends itself here)."""

@@ -1,21 +1,22 @@
 """Runs inside the candidate's sandbox: load the candidate's code, then answer calls.
 
-Protocol (one JSON object per line on the private copies of stdin/stdout made at start):
+Protocol (one JSON object per line on the protocol channel):
   → {"op": "load", "code": str}           ← {"ok": true} | {"ok": false, "error": str}
   → {"op": "call", "name": str, "args": wire, "kwargs": wire}
                                            ← {"ok": true, "value": wire} | {"ok": false, "error": str}
-The candidate's own fds 0/1/2 point at /dev/null. Nothing here is trusted by the grader: it
-only ever receives plain tagged data from this process and judges it elsewhere.
+The channel is a socket from the test driver or the grader (`main`, in a fork-server child) or
+private copies of stdin/stdout (run as a script). The candidate's own fds 0/1/2 point at
+/dev/null. Nothing here is trusted: its peer only ever receives plain tagged data from this
+process and judges it elsewhere.
 """
 
 import json as _json
 import os as _os
-import sys as _sys
 
 
-def _serve():
-    proto_in = _os.fdopen(_os.dup(0), "rb")
-    proto_out = _os.fdopen(_os.dup(1), "wb")
+def serve(in_fd, out_fd):
+    proto_in = _os.fdopen(in_fd, "rb")
+    proto_out = _os.fdopen(out_fd, "wb", closefd=in_fd != out_fd)
     null = _os.open(_os.devnull, _os.O_RDWR)
     for fd in (0, 1, 2):
         _os.dup2(null, fd)
@@ -50,4 +51,10 @@ def _serve():
             reply({"ok": True, "value": value})
 
 
-_serve()
+def main(channel):
+    """Fork-server entry: one socket carries both directions."""
+    serve(channel, channel)
+
+
+if __name__ == "__main__":
+    serve(_os.dup(0), _os.dup(1))

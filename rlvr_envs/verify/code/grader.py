@@ -2,22 +2,32 @@
 
 Three ways a task is tested, all with the candidate's code in its own sandboxed process:
 - `check`: the task's test code (HumanEval `check(candidate)`, MBPP asserts) runs in a second
-  sandboxed process, the test driver; each call it makes to the candidate travels as tagged
-  JSON through this process to the candidate server and back. The candidate cannot reach the
-  test code's frames, source or files; it only ever sees the arguments of its own calls.
+  process, the test driver; each call it makes to the candidate travels as tagged JSON to the
+  candidate server and back. The candidate cannot reach the test code's frames, source or
+  files; it only ever sees the arguments of its own calls.
 - `calls`: this process calls the candidate's function with each test's arguments and compares
   the returned value to the expected one itself (exact types; a float tolerance only when the
   task sets one). Expected values never leave this process.
 - `stdio`: the candidate's program runs once per test with the input on stdin; its stdout is
   compared here to the expected output (whitespace at line ends ignored).
 A run passes only when every test produced a result and every result was right.
+
+Where the sandbox has a warm fork server (local, bwrap), every candidate server is a fresh
+child of it in its own namespaces, forked ahead of use, and the test driver is a reusable
+trusted child that receives the candidate's socket with each request and calls it directly;
+otherwise (docker, `warm=False`) both are fresh sandboxed interpreters and this process relays
+the driver's messages to the candidate.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import marshal
 import os
 import select
+import socket
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +40,8 @@ _HERE = Path(__file__).parent
 _WIRE_SRC = (_HERE / "wire.py").read_text()
 CANDIDATE_SERVER = _WIRE_SRC + "\n" + (_HERE / "candidate_server.py").read_text()
 TEST_DRIVER = _WIRE_SRC + "\n" + (_HERE / "test_driver.py").read_text()
+#: what the fork server preloads: name → source defining `main(*channel_fds)`
+PROGRAMS = {"candidate": CANDIDATE_SERVER, "driver": TEST_DRIVER}
 MAX_MESSAGE_BYTES = 32 * 2**20
 
 
@@ -56,18 +68,22 @@ class ChannelTimeout(Exception):
 
 
 class Channel:
-    """Line-delimited JSON over a sandboxed process's stdin/stdout, with a deadline."""
+    """Line-delimited JSON over a pair of fds (a process's pipes, or one socket), with a
+    deadline."""
 
-    def __init__(self, proc: SandboxedProcess, deadline: float):
-        self.proc, self.deadline = proc, deadline
+    def __init__(self, in_fd: int, out_fd: int, deadline: float):
+        self.in_fd, self.out_fd, self.deadline = in_fd, out_fd, deadline
         self.buffer = b""
-        self.out_fd = proc.stdout.fileno()
-        os.set_blocking(self.out_fd, False)
-        os.set_blocking(proc.stdin.fileno(), False)
+        os.set_blocking(in_fd, False)
+        os.set_blocking(out_fd, False)
+
+    @classmethod
+    def of_process(cls, proc: SandboxedProcess, deadline: float) -> Channel:
+        return cls(proc.stdout.fileno(), proc.stdin.fileno(), deadline)
 
     def send(self, message: dict) -> None:
         data = memoryview(json.dumps(message).encode("utf-8") + b"\n")
-        fd = self.proc.stdin.fileno()
+        fd = self.out_fd
         while data:
             left = self.deadline - time.monotonic()
             if left <= 0:
@@ -84,10 +100,15 @@ class Channel:
             left = self.deadline - time.monotonic()
             if left <= 0:
                 raise ChannelTimeout()
-            readable, _, _ = select.select([self.out_fd], [], [], left)
+            readable, _, _ = select.select([self.in_fd], [], [], left)
             if not readable:
                 continue
-            chunk = os.read(self.out_fd, 1 << 16)
+            try:
+                chunk = os.read(self.in_fd, 1 << 16)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError as err:  # ECONNRESET: the peer died
+                raise ChannelClosed() from err
             if not chunk:
                 raise ChannelClosed()
             self.buffer += chunk
@@ -107,33 +128,163 @@ def _python(sandbox: Sandbox, script: str) -> list[str]:
     return [sandbox.python, "-I", "-S", script]
 
 
-def _exit_note(proc: SandboxedProcess) -> str:
-    code = proc.popen.poll()
+@functools.lru_cache(maxsize=4096)
+def compiled_check(setup: str, test: str) -> dict:
+    """A task's setup and assert-rewritten test code, compiled once here and handed to fork
+    server drivers (same interpreter) as marshal data: trusted code, from the grader to its
+    own driver; the candidate never sees it."""
+    from rlvr_envs.verify.code.test_driver import compile_check
+    setup_code, test_code, counted = compile_check(setup, test)
+    return {"python": sys.version, "code": marshal.dumps((setup_code, test_code)).hex(),
+            "counted": counted}
+
+
+def _exit_note(proc: SandboxedProcess | None) -> str:
+    code = proc.popen.poll() if proc is not None else None
     return f"candidate process ended (exit code {code})" if code is not None else \
-        "candidate process stopped answering"
+        "candidate process ended"
 
 
-def _start_candidate(sandbox: Sandbox, code: str, limits: Limits,
-                     deadline: float) -> tuple[SandboxedProcess, Channel, str | None]:
-    proc = sandbox.spawn(_python(sandbox, "server.py"), files={"server.py": CANDIDATE_SERVER},
-                         limits=limits)
-    channel = Channel(proc, deadline)
+class _Prepared:
+    """A run's processes forked ahead of use (by the fork server, waiting on their channels):
+    the run and this process's end of its channel."""
+
+    def __init__(self, job, sock: socket.socket):
+        self.job, self.sock = job, sock
+
+    def usable(self) -> bool:
+        """Nothing arrived yet: a child that died while waiting shows as end of file."""
+        readable, _, _ = select.select([self.sock], [], [], 0)
+        return not readable
+
+    def close(self) -> None:
+        self.sock.close()
+        self.job.close()
+
+
+def _prepare_candidate(server, limits: Limits) -> _Prepared:
+    job = server.job(limits, deadline=False)
+    ours, theirs = socket.socketpair()
     try:
-        channel.send({"op": "load", "code": code})
-        reply = channel.receive()
-    except ChannelClosed:
-        return proc, channel, "crashed"
-    if not reply.get("ok"):
-        return proc, channel, "load_error:" + str(reply.get("error"))[:2000]
-    return proc, channel, None
+        job.spawn("candidate", [theirs], isolate=True)
+    finally:
+        theirs.close()
+    return _Prepared(job, ours)
 
 
-def _early_verdict(status: str, proc: SandboxedProcess, started: float) -> CodeVerdict:
-    if status.startswith("load_error:"):
-        return CodeVerdict(False, "load_error", first_failure=status.split(":", 1)[1],
-                           isolation=proc.isolation, duration=time.monotonic() - started)
-    return CodeVerdict(False, "crashed", first_failure=_exit_note(proc),
-                       isolation=proc.isolation, duration=time.monotonic() - started)
+class _Driver(_Prepared):
+    """A reusable test driver (trusted; it never runs candidate code): one check at a time,
+    each against a fresh candidate whose socket it receives with the request."""
+
+    MAX_CHECKS = 500
+    checks = 0
+
+
+def _start_driver(server, limits: Limits) -> _Driver:
+    job = server.job(limits, deadline=False)
+    ours, theirs = socket.socketpair()
+    try:
+        job.spawn("driver", [theirs], isolate=False, cpu_limit=False)
+    finally:
+        theirs.close()
+    return _Driver(job, ours)
+
+
+class _Run:
+    """The processes of one graded run: on the sandbox's warm fork server when it has one (a
+    fresh candidate child forked ahead of use, used once; a reusable driver), else fresh
+    sandboxed interpreters."""
+
+    def __init__(self, sandbox: Sandbox, limits: Limits):
+        self.sandbox, self.limits = sandbox, limits
+        self.server = sandbox.fork_server(PROGRAMS)
+        self.job = None
+        self.driver: _Driver | None = None
+        self.procs: list[SandboxedProcess] = []
+        self.sockets: list[socket.socket] = []
+
+    @property
+    def isolation(self) -> str:
+        return self.sandbox.name
+
+    def _take(self, kind: str, prepare) -> Channel:
+        item = self.server.prepared((kind, self.limits), lambda: prepare(self.server,
+                                                                         self.limits))
+        self.job = item.job
+        self.sockets.append(item.sock)
+        return Channel(item.sock.fileno(), item.sock.fileno(), 0.0)
+
+    def candidate(self, deadline: float) -> tuple[Channel, SandboxedProcess | None]:
+        """A fresh candidate server talking to this process."""
+        if self.server is not None:
+            channel = self._take("candidate", _prepare_candidate)
+            channel.deadline = deadline
+            return channel, None
+        proc = self.sandbox.spawn(_python(self.sandbox, "server.py"),
+                                  files={"server.py": CANDIDATE_SERVER}, limits=self.limits)
+        self.procs.append(proc)
+        return Channel.of_process(proc, deadline), proc
+
+    def driver_with_candidate(self, deadline: float):
+        """A test driver whose candidate calls reach a fresh candidate server: a reusable
+        driver handed the candidate's socket, or a fresh driver whose calls this process
+        relays to the candidate."""
+        if self.server is not None:
+            candidate = self.server.prepared(("candidate", self.limits), lambda: (
+                _prepare_candidate(self.server, self.limits)))
+            self.job = candidate.job
+            self.driver = self.server.reusable(("driver", self.limits), lambda: (
+                _start_driver(self.server, self.limits)))
+            try:
+                socket.send_fds(self.driver.sock, [b"C"], [candidate.sock.fileno()])
+            finally:
+                candidate.sock.close()  # the driver holds the candidate's other end now
+            channel = Channel(self.driver.sock.fileno(), self.driver.sock.fileno(), deadline)
+            return channel, None, None
+        driver = self.sandbox.spawn(_python(self.sandbox, "driver.py"),
+                                    files={"driver.py": TEST_DRIVER}, limits=self.limits)
+        self.procs.append(driver)
+        candidate_channel, candidate = self.candidate(deadline)
+        return Channel.of_process(driver, deadline), candidate_channel, candidate
+
+    def close(self, clean: bool, driver_done: bool = False) -> None:
+        """End the run's processes; unless the run ended `clean`ly, wait until every process
+        it started is gone. A reusable driver that delivered its verdict (`driver_done`)
+        goes back to the pool."""
+        for sock in self.sockets:
+            sock.close()  # the children see end of file and end on their own
+        if self.driver is not None:
+            self.driver.checks += 1
+            if driver_done and self.driver.checks < self.driver.MAX_CHECKS:
+                self.server.put_back(("driver", self.limits), self.driver)
+            else:
+                self.driver.job.close(wait=not clean)
+                self.driver.sock.close()
+        if self.job is not None:
+            self.job.close(wait=not clean)
+        for proc in self.procs:
+            proc.close()
+
+
+def _relay_until_done(driver: Channel, candidate: Channel | None) -> dict:
+    """Read the driver's messages until its verdict; relay its candidate requests when the
+    two are not connected directly (a reply {"dead": true} tells it the candidate ended)."""
+    alive = True
+    while True:
+        message = driver.receive()
+        if message.get("op") == "done":
+            return message
+        if candidate is None:
+            raise ChannelClosed()  # a connected driver sends nothing but its verdict
+        answer: dict[str, Any] = {"ok": False, "dead": True}
+        if alive:
+            try:
+                candidate.send(message)
+                answer = candidate.receive()
+            except ChannelClosed:
+                alive = False
+                answer = {"ok": False, "dead": True}
+        driver.send(answer)
 
 
 def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
@@ -143,52 +294,37 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
     limits = Limits.coerce(limits)
     started = time.monotonic()
     deadline = started + limits.wall_time
-    driver = sandbox.spawn(_python(sandbox, "driver.py"), files={"driver.py": TEST_DRIVER},
-                           limits=limits)
-    candidate = None
+    run = _Run(sandbox, limits)
+    candidate, clean, done = None, False, False
     try:
-        candidate, cand_chan, status = _start_candidate(sandbox, code, limits, deadline)
-        if status is not None:
-            return _early_verdict(status, candidate, started)
-        drv_chan = Channel(driver, deadline)
+        driver, candidate_channel, candidate = run.driver_with_candidate(deadline)
         proxied = sorted({*names, *([entry] if entry else [])})
-        drv_chan.send({"op": "check", "setup": setup, "test": test, "entry": entry,
-                       "names": proxied})
-        candidate_alive = True
-        while True:
-            message = drv_chan.receive()
-            if message.get("op") == "done":
-                break
-            reply: dict[str, Any]
-            if not candidate_alive:
-                reply = {"ok": False, "dead": True, "error": _exit_note(candidate)}
-            else:
-                try:
-                    cand_chan.send({"op": "call", "name": message.get("name"),
-                                    "args": message.get("args"), "kwargs": message.get("kwargs")})
-                    answer = cand_chan.receive()
-                    reply = {"ok": bool(answer.get("ok"))}
-                    if reply["ok"]:
-                        reply["value"] = answer.get("value")
-                    else:
-                        reply["error"] = str(answer.get("error"))[:2000]
-                except ChannelClosed:
-                    candidate_alive = False
-                    reply = {"ok": False, "dead": True, "error": _exit_note(candidate)}
-            drv_chan.send(reply)
+        request = {"op": "check", "code": code, "setup": setup, "test": test, "entry": entry,
+                   "names": proxied}
+        if run.server is not None:  # the driver runs this interpreter: send compiled code
+            try:
+                request["compiled"] = compiled_check(setup, test)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass  # the driver reports the broken test code itself
+        driver.send(request)
+        message = _relay_until_done(driver, candidate_channel)
+        done = True
+        clean = message.get("load") == "ok" and message.get("call_errors") == 0
     except ChannelTimeout:
         return CodeVerdict(False, "timeout", first_failure=f"no result within "
-                           f"{limits.wall_time:g}s", isolation=sandbox.name,
+                           f"{limits.wall_time:g}s", isolation=run.isolation,
                            duration=time.monotonic() - started)
     except ChannelClosed:
-        return CodeVerdict(False, "sandbox_error", first_failure="the test driver stopped: "
-                           + driver.popen.stderr.read1(4000).decode(errors="replace")
-                           if driver.popen.poll() is not None else "the test driver stopped",
-                           isolation=sandbox.name, duration=time.monotonic() - started)
+        return CodeVerdict(False, "sandbox_error", first_failure="the test driver stopped",
+                           isolation=run.isolation, duration=time.monotonic() - started)
     finally:
-        driver.close()
-        if candidate is not None:
-            candidate.close()
+        run.close(clean, done)
+    if message.get("load") == "error":
+        return CodeVerdict(False, "load_error", first_failure=message.get("load_error"),
+                           isolation=run.isolation, duration=time.monotonic() - started)
+    if message.get("load") != "ok":
+        return CodeVerdict(False, "crashed", first_failure=_exit_note(candidate),
+                           isolation=run.isolation, duration=time.monotonic() - started)
     total = int(message.get("asserts_total", 0))
     passed_asserts = int(message.get("asserts_passed", 0))
     ok = (bool(message.get("completed")) and message.get("failures") == 0
@@ -199,7 +335,7 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
         first = "no assert ran against the candidate" if not message.get("calls") else None
     return CodeVerdict(ok, "correct" if ok else "tests_failed",
                        tests_passed=total if ok else min(passed_asserts, total),
-                       tests_total=total, first_failure=first, isolation=sandbox.name,
+                       tests_total=total, first_failure=first, isolation=run.isolation,
                        duration=time.monotonic() - started,
                        extra={"calls": message.get("calls"), "asserts_run": message.get("asserts_run")})
 
@@ -211,13 +347,20 @@ def grade_calls(sandbox: Sandbox, code: str, *, function: str, tests: Sequence[d
     limits = Limits.coerce(limits)
     started = time.monotonic()
     deadline = started + limits.wall_time
-    candidate, chan, status = _start_candidate(sandbox, code, limits, deadline)
-    passed, first = 0, None
+    run = _Run(sandbox, limits)
+    passed, first, candidate, clean = 0, None, None, False
     try:
-        if status is not None:
-            verdict = _early_verdict(status, candidate, started)
-            verdict.tests_total = len(tests)
-            return verdict
+        chan, candidate = run.candidate(deadline)
+        try:
+            chan.send({"op": "load", "code": code})
+            reply = chan.receive()
+        except ChannelClosed:
+            return CodeVerdict(False, "crashed", 0, len(tests), _exit_note(candidate),
+                               run.isolation, time.monotonic() - started)
+        if not reply.get("ok"):
+            return CodeVerdict(False, "load_error", 0, len(tests),
+                               str(reply.get("error"))[:2000], run.isolation,
+                               time.monotonic() - started)
         for index, test in enumerate(tests):
             try:
                 chan.send({"op": "call", "name": function, "args": test["args"],
@@ -231,7 +374,7 @@ def grade_calls(sandbox: Sandbox, code: str, *, function: str, tests: Sequence[d
             else:
                 try:
                     got = wire.decode(answer.get("value"))
-                except (wire.WireError, ValueError, TypeError):
+                except (wire.WireError, ValueError, TypeError, RecursionError):
                     got, first = None, first or f"test {index}: malformed return value"
                 else:
                     if wire.same_value(got, wire.decode(test["expected"]), float_tolerance):
@@ -240,15 +383,16 @@ def grade_calls(sandbox: Sandbox, code: str, *, function: str, tests: Sequence[d
                         first = first or f"test {index}: wrong result {got!r:.200}"
             if first and stop_at_first_failure:
                 break
+        clean = first is None
     except ChannelTimeout:
         return CodeVerdict(False, "timeout", passed, len(tests),
-                           f"no result within {limits.wall_time:g}s", sandbox.name,
+                           f"no result within {limits.wall_time:g}s", run.isolation,
                            time.monotonic() - started)
     finally:
-        candidate.close()
+        run.close(clean)
     ok = passed == len(tests) and len(tests) > 0
     return CodeVerdict(ok, "correct" if ok else "tests_failed", passed, len(tests), first,
-                       sandbox.name, time.monotonic() - started)
+                       run.isolation, time.monotonic() - started)
 
 
 def normalise_output(text: str) -> list[str]:

@@ -1,12 +1,20 @@
-"""Runs inside the grader's own sandbox (never the candidate's): executes a task's test code
-against proxies whose calls travel as tagged JSON to the candidate's process via the grader.
+"""Runs in the grader's trusted process (never the candidate's): executes a task's test code
+against proxies whose calls travel as tagged JSON to the candidate's process.
 
+Two channels: the grader's (the request in, the verdict out) and the candidate's (load and
+call requests out, replies in). In a fork-server child (`main`) they are two sockets, the
+second connected straight to the candidate server (a reusable driver, `serve`, receives a new
+candidate socket with every request); run as a script both are stdin/stdout and the grader
+relays the candidate's messages (a reply {"dead": true} means it has ended).
 Every `assert` in the test code is rewritten to record its verdict and go on, so the grader
 learns how many of the asserts passed; the check passes only when it ran to the end, no
 assert failed and every call produced a value.
-  → {"op": "check", "setup": str, "test": str, "entry": str|null, "names": [str]}
-  ← {"op": "call", ...} (answered with {"ok": ..., "value"|"error": ...}), repeated
-  ← {"op": "done", "completed": bool, "asserts_total": int, "asserts_passed": int,
+  → {"op": "check", "code": str, "setup": str, "test": str, "entry": str|null, "names": [str],
+     "compiled": {"python": sys.version, "code": hex marshal of (setup, test), "counted": [bool]}
+                 (optional: the grader's compiled copy, used when the interpreter matches)}
+  ⇄ candidate: {"op": "load", ...}, {"op": "call", ...} (see candidate_server)
+  ← {"op": "done", "load": "ok"|"error"|"crashed", "load_error": str|null,
+     "completed": bool, "asserts_total": int, "asserts_passed": int, "asserts_run": int,
      "failures": int, "calls": int, "call_errors": int, "first_failure": str|null}
 """
 
@@ -15,18 +23,41 @@ import json as _json
 import os as _os
 import sys as _sys
 
-_proto_in = _os.fdopen(_os.dup(0), "rb")
-_proto_out = _os.fdopen(_os.dup(1), "wb")
-_null = _os.open(_os.devnull, _os.O_RDWR)
-for _fd in (0, 1, 2):
-    _os.dup2(_null, _fd)
+MAX_REPLY_BYTES = 32 * 2**20
 
 
 class CandidateError(Exception):
     """The candidate's call raised, returned something that cannot be sent, or died."""
 
 
+class _Link:
+    """Line-delimited JSON over a pair of fds (or one socket)."""
+
+    def __init__(self, in_fd, out_fd):
+        self.reader = _os.fdopen(in_fd, "rb")
+        self.writer = _os.fdopen(out_fd, "wb", closefd=in_fd != out_fd)
+
+    def send(self, message):
+        self.writer.write(_json.dumps(message).encode("utf-8") + b"\n")
+        self.writer.flush()
+
+    def receive(self):
+        """The next message, or None when the peer has ended (or sent garbage)."""
+        line = self.reader.readline(MAX_REPLY_BYTES)
+        if not line.endswith(b"\n"):
+            return None
+        try:
+            message = _json.loads(line)
+        except ValueError:
+            return None
+        if type(message) is not dict or message.get("dead"):
+            return None
+        return message
+
+
 class _State:
+    grader = None
+    candidate = None
     dead = None
     calls = 0
     call_errors = 0
@@ -34,14 +65,20 @@ class _State:
     asserts = {}
 
 
-def _send(message):
-    _proto_out.write(_json.dumps(message).encode("utf-8") + b"\n")
-    _proto_out.flush()
-
-
 def _note_failure(text):
     if _State.first_failure is None:
         _State.first_failure = text[:2000]
+
+
+def _ask_candidate(message):
+    try:
+        _State.candidate.send(message)
+        answer = _State.candidate.receive()
+    except OSError:
+        answer = None
+    if answer is None:
+        _State.dead = "candidate process ended"
+    return answer
 
 
 class _Proxy:
@@ -58,19 +95,16 @@ class _Proxy:
                        "kwargs": encode(dict(kwargs))}
         except WireError as err:
             raise CandidateError("test argument cannot be sent: %s" % err)
-        _send(payload)
-        line = _proto_in.readline()
-        if not line:
-            _sys.exit(3)
-        answer = _json.loads(line)
-        if answer.get("dead"):
-            _State.dead = answer.get("error", "candidate process ended")
-        if not answer.get("ok"):
+        answer = _ask_candidate(payload)
+        if answer is None:
             _State.call_errors += 1
-            raise CandidateError(answer.get("error", "candidate error"))
+            raise CandidateError(_State.dead)
+        if answer.get("ok") is not True:
+            _State.call_errors += 1
+            raise CandidateError(str(answer.get("error", "candidate error"))[:2000])
         try:
             return decode(answer["value"])
-        except (WireError, ValueError, KeyError, TypeError) as err:
+        except (WireError, ValueError, KeyError, TypeError, RecursionError) as err:
             _State.call_errors += 1
             raise CandidateError("candidate returned malformed data: %s" % err)
 
@@ -91,48 +125,142 @@ def _rlvr_assert(number, source, test, message=None):
 
 class _AssertRewriter(_ast.NodeTransformer):
     def __init__(self, text):
-        self.text = text
+        self.lines = text.encode("utf-8").splitlines()  # AST column offsets count bytes
         self.counted = []
+
+    def _first_line(self, node):
+        line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else b""
+        end = node.end_col_offset if node.end_lineno == node.lineno else None
+        return line[node.col_offset:end].decode("utf-8", "replace").strip()[:300] or "assert"
 
     def visit_Assert(self, node):
         number = len(self.counted)
         trivial = isinstance(node.test, _ast.Constant)
         self.counted.append(not trivial)
-        source = (_ast.get_source_segment(self.text, node) or "assert").splitlines()[0][:300]
-        call = _ast.Call(
-            func=_ast.Name(id="_rlvr_assert", ctx=_ast.Load()),
-            args=[_ast.Constant(number), _ast.Constant("line %d: %s" % (node.lineno, source)),
-                  _ast.Lambda(args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
-                                                  kw_defaults=[], defaults=[]), body=node.test)],
-            keywords=[])
-        return _ast.copy_location(_ast.Expr(call), node)
+
+        def here(new):
+            return _ast.copy_location(new, node)
+
+        call = here(_ast.Call(
+            func=here(_ast.Name(id="_rlvr_assert", ctx=_ast.Load())),
+            args=[here(_ast.Constant(number)),
+                  here(_ast.Constant("line %d: %s" % (node.lineno, self._first_line(node)))),
+                  here(_ast.Lambda(args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                       kw_defaults=[], defaults=[]),
+                                   body=node.test))],
+            keywords=[]))
+        return here(_ast.Expr(call))
+
+
+def compile_check(setup, test):
+    """(setup code, rewritten test code, which asserts count) — done by the grader once per
+    task when it can hand the compiled code over (same interpreter), else here."""
+    rewriter = _AssertRewriter(test)
+    tree = rewriter.visit(_ast.parse(test))  # every new node carries its assert's location
+    return (compile(setup or "", "setup.py", "exec"), compile(tree, "test.py", "exec"),
+            rewriter.counted)
+
+
+def _compiled(request):
+    import marshal
+    blob = request.get("compiled")
+    if blob and blob.get("python") == _sys.version:
+        setup, test = marshal.loads(bytes.fromhex(blob["code"]))
+        return setup, test, blob["counted"]
+    return compile_check(request.get("setup"), request["test"])
 
 
 def _check(request):
+    _State.candidate.send({"op": "load", "code": request.get("code", "")})
+    setup, test, counted_asserts = _compiled(request)  # while the candidate loads its code
+    answer = _State.candidate.receive()
+    if answer is None:
+        _State.dead = "candidate process ended"
+        load, load_error = "crashed", None
+    elif answer.get("ok") is not True:
+        load, load_error = "error", str(answer.get("error"))[:2000]
+    else:
+        load, load_error = "ok", None
+    if load != "ok":
+        _State.grader.send({"op": "done", "load": load, "load_error": load_error})
+        return
     namespace = {"__name__": "__test__", "_rlvr_assert": _rlvr_assert}
-    exec(compile(request.get("setup") or "", "setup.py", "exec"), namespace)
-    text = request["test"]
-    rewriter = _AssertRewriter(text)
-    tree = _ast.fix_missing_locations(rewriter.visit(_ast.parse(text)))
+    exec(setup, namespace)
     for name in request.get("names") or []:
         namespace[name] = _Proxy(name)
     completed = True
     try:
-        exec(compile(tree, "test.py", "exec"), namespace)
+        exec(test, namespace)
         if request.get("entry"):
             namespace["check"](_Proxy(request["entry"]))
     except BaseException as err:  # noqa: BLE001
         completed = False
         _note_failure("test code stopped: %s: %s" % (type(err).__name__, err))
-    counted = [i for i, real in enumerate(rewriter.counted) if real]
+    counted = [i for i, real in enumerate(counted_asserts) if real]
     passed = sum(1 for i in counted
                  if _State.asserts.get(i, [0, 0])[0] > 0 and _State.asserts[i][1] == 0)
     failures = sum(rec[1] for rec in _State.asserts.values())
-    _send({"op": "done", "completed": completed, "asserts_total": len(counted),
-           "asserts_passed": passed, "asserts_run": sum(r[0] for r in _State.asserts.values()),
-           "failures": failures, "calls": _State.calls, "call_errors": _State.call_errors,
-           "first_failure": _State.first_failure})
+    _State.grader.send({"op": "done", "load": "ok", "load_error": None, "completed": completed,
+                        "asserts_total": len(counted), "asserts_passed": passed,
+                        "asserts_run": sum(r[0] for r in _State.asserts.values()),
+                        "failures": failures, "calls": _State.calls,
+                        "call_errors": _State.call_errors,
+                        "first_failure": _State.first_failure})
 
 
-_request = _json.loads(_proto_in.readline())
-_check(_request)
+def _reset():
+    _State.dead = None
+    _State.calls = _State.call_errors = 0
+    _State.first_failure = None
+    _State.asserts = {}
+
+
+def _run(grader, candidate):
+    null = _os.open(_os.devnull, _os.O_RDWR)
+    for fd in (0, 1, 2):
+        _os.dup2(null, fd)
+    _State.grader, _State.candidate = grader, candidate
+    request = grader.receive()
+    if request is None:
+        _sys.exit(3)
+    _check(request)
+
+
+def serve(grader_fd):
+    """Fork-server entry for a reusable driver: checks one after another, each against the
+    candidate socket that arrives (SCM_RIGHTS, on a one-byte header) before its request.
+    Every check starts from fresh state; the driver never runs candidate code."""
+    import socket as _socket
+    null = _os.open(_os.devnull, _os.O_RDWR)
+    for fd in (0, 1, 2):
+        _os.dup2(null, fd)
+    sock = _socket.socket(fileno=grader_fd)
+    while True:
+        header, fds, _, _ = _socket.recv_fds(sock, 1, 1)
+        if not header or len(fds) != 1:
+            _sys.exit(0)
+        grader = _Link(_os.dup(grader_fd), _os.dup(grader_fd))
+        candidate = _Link(fds[0], fds[0])
+        _reset()
+        _State.grader, _State.candidate = grader, candidate
+        request = grader.receive()
+        if request is None:
+            _sys.exit(3)
+        _check(request)
+        candidate.reader.close()
+        grader.reader.close()
+        grader.writer.close()
+
+
+def main(grader_fd, candidate_fd=None):
+    """Fork-server entry: a socket to the grader and, for a single check, one straight to
+    the candidate server; without it, a reusable driver (`serve`)."""
+    if candidate_fd is None:
+        serve(grader_fd)
+    else:
+        _run(_Link(grader_fd, grader_fd), _Link(candidate_fd, candidate_fd))
+
+
+if __name__ == "__main__":
+    _link = _Link(_os.dup(0), _os.dup(1))
+    _run(_link, _link)

@@ -1,0 +1,444 @@
+"""Host side of the warm fork server (see `zygote.py`, which runs inside the sandbox).
+
+`ForkServer` starts one zygote per backend and program set and asks it for fresh children;
+`ForkJob` groups the children of one graded run, so they are all killed together when the run
+ends or misses its deadline. Channels are socket pairs the host creates: one end goes to the
+child (through the zygote, as SCM_RIGHTS), the other stays with the caller, so code and tests
+travel host → child directly and never pass through the zygote's memory.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import itertools
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import weakref
+from pathlib import Path
+from typing import Any, Callable, Hashable, Mapping, Sequence
+
+from rlvr_envs.sandbox.base import Limits
+from rlvr_envs.sandbox.cgroup import PidsCgroup, pids_cgroup_available
+
+ZYGOTE_SOURCE = (Path(__file__).parent / "zygote.py").read_text()
+STARTUP_TIMEOUT = 60.0
+#: the zygote's own process budget (it holds every concurrent run's processes)
+ZYGOTE_MAX_PROCESSES = 4096
+#: runs prepared ahead of use, per zygote and kind of run
+MAX_READY = 8
+
+
+class ForkServerError(RuntimeError):
+    """The zygote could not be started or has stopped."""
+
+
+def run_rlimits(limits: Limits) -> dict[str, int]:
+    """The rlimits a child sets on itself before running its program."""
+    return {"RLIMIT_AS": limits.memory_mb * 2**20, "RLIMIT_CPU": limits.cpu_seconds,
+            "RLIMIT_FSIZE": limits.max_file_bytes, "RLIMIT_NOFILE": limits.max_open_files,
+            "RLIMIT_CORE": 0, "RLIMIT_NPROC": limits.max_processes + 1}
+
+
+def programs_key(programs: Mapping[str, str]) -> str:
+    return hashlib.sha256(json.dumps(dict(programs), sort_keys=True).encode()).hexdigest()
+
+
+class _CgroupPool:
+    """Per-run cgroup `pids` groups, reused: a finished run's group is emptied (every member
+    killed) by a background thread, off the grading threads' path, and then handed to a later
+    run with the same cap. Creating one costs a mkdir and a write to cgroupfs per run."""
+
+    def __init__(self):
+        self.pending: queue.Queue[PidsCgroup] = queue.Queue()
+        self.free: dict[int, list[PidsCgroup]] = {}
+        self.busy: set[PidsCgroup] = set()
+        self.closed = False
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+        atexit.register(self.remove_all)
+
+    def acquire(self, max_pids: int) -> PidsCgroup | None:
+        with self.lock:
+            free = self.free.get(max_pids)
+            if free:
+                return free.pop()
+        return PidsCgroup.create(max_pids)
+
+    def release(self, cgroup: PidsCgroup) -> None:
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="rlvr-cgroup-janitor",
+                                               daemon=True)
+                self.thread.start()
+        self.pending.put(cgroup)
+
+    def _loop(self) -> None:
+        while True:
+            cgroup = self.pending.get()
+            with self.lock:
+                self.busy.add(cgroup)
+            cgroup.kill_all()
+            with self.lock:
+                self.busy.discard(cgroup)
+                free = self.free.setdefault(cgroup.max_pids, [])
+                if self.closed or cgroup.pids() or len(free) >= 64:
+                    cgroup.remove()
+                else:
+                    free.append(cgroup)
+
+    def remove_all(self) -> None:
+        """At exit: remove every group (the janitor may be in the middle of one)."""
+        with self.lock:
+            self.closed = True
+            groups = [c for free in self.free.values() for c in free] + list(self.busy)
+            self.free.clear()
+        while True:
+            try:
+                groups.append(self.pending.get_nowait())
+            except queue.Empty:
+                break
+        for cgroup in groups:
+            cgroup.remove()
+
+
+CGROUPS = _CgroupPool()
+_LIVE_SERVERS: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_servers() -> None:
+    """At exit (before the cgroup pool is emptied): stop every zygote still running."""
+    for server in list(_LIVE_SERVERS):
+        server.close()
+
+
+class ForkServer:
+    """One zygote: `argv` starts it inside the sandbox with the control socket as stdin."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | os.PathLike,
+                 programs: Mapping[str, str], isolation: str, launcher_prefix: Sequence[str] = (),
+                 owned_dir: str | None = None):
+        self.isolation = isolation
+        self.programs = dict(programs)
+        self.owned_dir = owned_dir
+        self._ids = itertools.count(1)
+        self._send_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._closed = self._dead = False
+        self._in_flight = 0
+        self._ready: dict[Hashable, list] = {}
+        self._idle: dict[Hashable, list] = {}
+        self._ready_lock = threading.Lock()
+        self.cgroup = PidsCgroup.create(ZYGOTE_MAX_PROCESSES)
+        command = list(launcher_prefix) + list(argv)
+        if self.cgroup is not None:
+            command = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', self.cgroup.procs_file,
+                       *command]
+        self.control, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._stderr = tempfile.TemporaryFile()
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def launch() -> None:
+            # the zygote is started from this long-lived thread: bubblewrap's --die-with-parent
+            # fires when the *thread* that started it ends (a grading pool's worker, say)
+            try:
+                self.popen = subprocess.Popen(command, stdin=child_end, stdout=subprocess.DEVNULL,
+                                              stderr=self._stderr, env=dict(env), cwd=cwd,
+                                              start_new_session=True, close_fds=True)
+            except BaseException as err:  # noqa: BLE001 - re-raised by the constructor
+                failure.append(err)
+            started.set()
+            self._stop.wait()
+
+        self._launcher = threading.Thread(target=launch, name="rlvr-zygote", daemon=True)
+        self._launcher.start()
+        started.wait()
+        child_end.close()
+        if failure:
+            self._release()
+            raise ForkServerError(f"cannot start the {isolation} fork server: {failure[0]}")
+        try:
+            self.control.settimeout(STARTUP_TIMEOUT)
+            self.control.send(json.dumps({"op": "programs", "programs": self.programs}).encode())
+            ready = json.loads(self.control.recv(1 << 16) or b"null")
+            self.control.settimeout(None)
+        except (OSError, ValueError) as err:
+            ready = {"error": f"{type(err).__name__}: {err}"}
+        if not isinstance(ready, dict) or ready.get("op") != "ready" or ready.get("error"):
+            detail = (ready or {}).get("error") if isinstance(ready, dict) else None
+            self.close()
+            raise ForkServerError(f"the {isolation} fork server did not start: "
+                                  f"{detail or self.stderr_tail() or 'no reply'}")
+        #: whether each isolated child gets its own user/mount/PID/IPC/network namespaces
+        self.namespaces = bool(ready.get("namespaces"))
+        _LIVE_SERVERS.add(self)
+        self._exited: dict[int, threading.Event] = {}
+        self._events_lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read_events, name="rlvr-zygote-events",
+                                        daemon=True)
+        self._reader.start()
+
+    def _read_events(self) -> None:
+        while True:
+            try:
+                data = self.control.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            try:
+                event = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("op") == "exited":
+                with self._events_lock:
+                    waiter = self._exited.pop(event.get("id"), None)
+                if waiter is not None:
+                    waiter.set()
+        self._dead = True
+        with self._events_lock:  # nobody will report these any more
+            for waiter in self._exited.values():
+                waiter.set()
+            self._exited.clear()
+
+    def kill(self, ids: Sequence[int], *, wait: float | None = None) -> bool:
+        """Kill these children and everything they started. With `wait`, block until the
+        zygote reports all of them gone (at most `wait` seconds); True when it did."""
+        waiters = []
+        if wait is not None:
+            with self._events_lock:
+                for ident in ids:
+                    waiters.append(self._exited.setdefault(ident, threading.Event()))
+        try:
+            self.send({"op": "kill", "ids": list(ids), "report": wait is not None})
+        except ForkServerError:
+            return False
+        if wait is None:
+            return True
+        return all(waiter.wait(wait) for waiter in waiters)
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed and not self._dead and self.popen.poll() is None
+
+    def stderr_tail(self) -> str:
+        try:
+            self._stderr.seek(0)
+            return self._stderr.read()[-2000:].decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+
+    def send(self, message: dict, fds: Sequence[int] = ()) -> None:
+        data = json.dumps(message).encode()
+        with self._send_lock:
+            try:
+                socket.send_fds(self.control, [data], list(fds)) if fds else \
+                    self.control.send(data)
+            except OSError as err:
+                raise ForkServerError(f"the {self.isolation} fork server stopped: {err}; "
+                                      f"{self.stderr_tail()}") from err
+
+    def job(self, limits: Limits, *, deadline: bool = True) -> ForkJob:
+        """A new run. `deadline=False` for a run prepared ahead of use: the zygote then sets
+        no deadline of its own when it forks the children (their caller enforces one)."""
+        return ForkJob(self, limits, deadline=deadline)
+
+    def reusable(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
+        """An idle item put back with `put_back(key, item)`, else a new one from `prepare()`
+        (for trusted children that serve one run after another)."""
+        with self._ready_lock:
+            items = self._idle.setdefault(key, [])
+            while items:
+                item = items.pop()
+                if item.usable():
+                    return item
+                item.close()
+        return prepare()
+
+    def put_back(self, key: Hashable, item: Any) -> None:
+        with self._ready_lock:
+            items = self._idle.setdefault(key, [])
+            if not self._closed and len(items) < MAX_READY:
+                items.append(item)
+                return
+        item.close()
+
+    def prepared(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
+        """An item `prepare()` made ahead of time (its children already forked and waiting),
+        and one more made now for the next call with this `key`. Each item is handed out once,
+        so every run still gets fresh processes; forking is off the run's critical path.
+        Items need `usable() -> bool` and `close()`."""
+        with self._ready_lock:
+            items = self._ready.setdefault(key, [])
+            item = None
+            while items and item is None:
+                item = items.pop()
+                if not item.usable():
+                    item.close()
+                    item = None
+            short = len(items) < MAX_READY
+        if item is None:
+            item = prepare()
+        if short and not self._closed:
+            extra = prepare()
+            with self._ready_lock:
+                if self._closed:
+                    extra.close()
+                else:
+                    self._ready[key].append(extra)
+        return item
+
+    @property
+    def in_flight(self) -> int:
+        """Runs started on this zygote and not yet closed."""
+        return self._in_flight
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def close(self) -> None:
+        """Stop the zygote; every child still running dies with it."""
+        if self._closed:
+            return
+        with self._ready_lock:
+            self._closed = True
+            ready = [item for pool in (self._ready, self._idle) for items in pool.values()
+                     for item in items]
+            self._ready.clear()
+            self._idle.clear()
+        for item in ready:
+            item.close()
+        try:
+            # end of file: the zygote kills its children and exits (shutdown, unlike close,
+            # also wakes the event reader blocked in recv on this socket)
+            self.control.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.control.close()
+        popen = getattr(self, "popen", None)
+        if popen is not None:
+            try:
+                popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                popen.wait(timeout=5)
+        self._release()
+
+    def _release(self) -> None:
+        self._stop.set()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        if self.owned_dir:
+            shutil.rmtree(self.owned_dir, ignore_errors=True)
+        self._stderr.close()
+
+
+class ForkJob:
+    """The children of one graded run: fresh processes forked by the zygote, killed together
+    by `close()` (also when the run missed its deadline)."""
+
+    def __init__(self, server: ForkServer, limits: Limits, *, deadline: bool = True):
+        self.server, self.limits, self.deadline = server, limits, deadline
+        self.ids: list[int] = []
+        self.cgroups: list[PidsCgroup] = []
+        self.open = True
+        with server._send_lock:
+            server._in_flight += 1
+
+    def spawn(self, program: str, channels: Sequence[socket.socket | int], *,
+              isolate: bool, cpu_limit: bool = True) -> None:
+        """Start `program` in a fresh child whose channel fds are `channels` (in order).
+        `isolate=True` for untrusted code: own namespaces, private /tmp, own cgroup.
+        `cpu_limit=False` for a long-lived trusted child (RLIMIT_CPU counts its whole life)."""
+        fds = [c.fileno() if isinstance(c, socket.socket) else c for c in channels]
+        ident = self.server.next_id()
+        rlimits = run_rlimits(self.limits)
+        if not cpu_limit:
+            del rlimits["RLIMIT_CPU"]
+        message = {"op": "spawn", "id": ident, "program": program, "isolate": isolate,
+                   "limits": rlimits,
+                   "wall": self.limits.wall_time if self.deadline else None,
+                   "tmpfs_mb": self.limits.memory_mb, "cgroup": False}
+        procs_fd = None
+        if isolate and pids_cgroup_available():
+            cgroup = CGROUPS.acquire(self.limits.max_processes + 1)
+            if cgroup is not None:
+                self.cgroups.append(cgroup)
+                procs_fd = os.open(cgroup.procs_file, os.O_WRONLY)
+                message["cgroup"] = True
+        try:
+            self.server.send(message, fds + ([procs_fd] if procs_fd is not None else []))
+        finally:
+            if procs_fd is not None:
+                os.close(procs_fd)
+        self.ids.append(ident)
+
+    def close(self, wait: bool = False) -> None:
+        """Kill every child of the run and whatever it started. `wait=True` (a run that did
+        not end cleanly) returns only once all of them are gone; otherwise the processes,
+        which end on their own when their channels close, are killed in the background."""
+        if self.open:
+            self.open = False
+            with self.server._send_lock:
+                self.server._in_flight -= 1
+        if self.ids:
+            done = self.server.kill(self.ids, wait=5.0 if wait else None)
+            if wait and not done:
+                for cgroup in self.cgroups:
+                    cgroup.kill_all()
+            self.ids = []
+        for cgroup in self.cgroups:
+            CGROUPS.release(cgroup)
+        self.cgroups = []
+
+    def __enter__(self) -> ForkJob:
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(wait=exc_type is not None)
+
+
+class ForkServers:
+    """A sandbox's fork servers: per program set, a small pool of zygotes, started on first
+    use, grown while every zygote already has a run in flight (up to `max_servers`), and
+    restarted when one has stopped. Several zygotes fork in parallel; one would serialise
+    every run's fork. `factory(programs)` starts one."""
+
+    def __init__(self, factory, max_servers: int | None = None):
+        self.factory = factory
+        self.max_servers = max_servers or max(2, os.cpu_count() or 2)
+        self.lock = threading.Lock()
+        self.pools: dict[str, list[ForkServer]] = {}
+        self.keys: dict[int, tuple[Mapping[str, str], str]] = {}
+
+    def get(self, programs: Mapping[str, str]) -> ForkServer:
+        """The least busy live zygote for `programs` (a new one when all are busy)."""
+        known = self.keys.get(id(programs))
+        if known is None or known[0] is not programs:
+            known = self.keys[id(programs)] = (programs, programs_key(programs))
+        key = known[1]
+        with self.lock:
+            pool = self.pools.setdefault(key, [])
+            for server in [s for s in pool if not s.alive]:
+                pool.remove(server)
+                server.close()
+            idle = min(pool, key=lambda s: s.in_flight, default=None)
+            if idle is None or (idle.in_flight > 0 and len(pool) < self.max_servers):
+                idle = self.factory(programs)
+                pool.append(idle)
+            return idle
+
+    def close(self) -> None:
+        with self.lock:
+            for pool in self.pools.values():
+                for server in pool:
+                    server.close()
+            self.pools.clear()
