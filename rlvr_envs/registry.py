@@ -18,6 +18,7 @@ import gymnasium as gym
 
 FAMILY_MODULES = (
     "rlvr_envs.tasks.math.envs",
+    "rlvr_envs.tasks.code.envs",
 )
 
 

@@ -1,0 +1,42 @@
+"""`rlvr sandbox ...`: build the Docker sandbox image, and report which backends work here."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(help="Sandbox backends: build the Docker image, check what runs here.",
+                  no_args_is_help=True)
+console = Console()
+
+
+@app.command("build-image")
+def build_image_command(tag: str = typer.Option(None, help="image tag (default: the project's)"),
+                        force: bool = typer.Option(False, help="rebuild even if it exists")) -> None:
+    """Build the Docker sandbox image with debootstrap + `docker import` (no registry pull)."""
+    from rlvr_envs.sandbox.image import IMAGE, ImageBuildError, build_image
+
+    try:
+        built = build_image(tag or IMAGE, force=force, log=lambda m: console.print(m, markup=False))
+    except ImageBuildError as err:
+        console.print(f"[red]{err}[/]")
+        raise typer.Exit(1) from err
+    console.print(f"[green]image ready: {built}[/]")
+
+
+@app.command("info")
+def info_command() -> None:
+    """Which backends work on this machine, and what `auto` picks."""
+    from rlvr_envs.sandbox.bwrap import bwrap_problem
+    from rlvr_envs.sandbox.docker import docker_problem
+    from rlvr_envs.sandbox.image import IMAGE, image_exists
+
+    table = Table("backend", "available", "note")
+    table.add_row("local", "yes", "rlimits + process group; no filesystem/network isolation")
+    problem = bwrap_problem()
+    table.add_row("bwrap", "yes" if problem is None else "no", problem or "namespaces, uid 65534")
+    problem = docker_problem()
+    note = problem or (f"image {IMAGE} " + ("present" if image_exists() else "not built yet"))
+    table.add_row("docker", "yes" if problem is None else "no", note)
+    console.print(table)

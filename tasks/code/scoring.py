@@ -1,0 +1,112 @@
+"""CodeScorer: reward of a code completion = its program passing the task's tests in a sandbox.
+
+The task's `metadata["mode"]` says how it is tested (see `rlvr_envs.verify.code.grader`):
+"check" (test code in the grader's driver process), "calls" (expected values compared in this
+process) or "stdio" (program output compared in this process).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping
+
+from rlvr_envs.core.scoring import Score, Scorer
+from rlvr_envs.core.task import Task
+from rlvr_envs.sandbox import Limits, Sandbox, get_sandbox
+from rlvr_envs.verify.code.extract import extract_code, syntax_error
+from rlvr_envs.verify.code.grader import CodeVerdict, grade_calls, grade_check, grade_stdio
+
+MODES = ("check", "calls", "stdio")
+
+
+def compose_program(task: Task, code: str) -> str:
+    """The program that runs: for tasks with a prompt prefix (HumanEval), the prefix then the
+    completion's code, so both a whole function and a body-only continuation work."""
+    prefix = task.metadata.get("prefix")
+    if not prefix:
+        return code
+    if code.startswith(prefix):
+        return code
+    return prefix + ("" if prefix.endswith("\n") else "\n") + code
+
+
+class CodeScorer(Scorer):
+    """Reward 1 when every test passes (or the passed fraction with `partial_credit`)."""
+
+    batch_workers = 4
+
+    def __init__(self, sandbox: str | Sandbox = "auto", limits: Limits | Mapping | None = None,
+                 partial_credit: bool = False):
+        self._sandbox_spec = sandbox
+        self._sandbox: Sandbox | None = sandbox if isinstance(sandbox, Sandbox) else None
+        if isinstance(sandbox, str):
+            from rlvr_envs.sandbox import BACKENDS
+            if sandbox not in BACKENDS:
+                raise ValueError(f"sandbox must be one of {list(BACKENDS)} or a Sandbox, "
+                                 f"got {sandbox!r}")
+        self.limits = Limits.coerce(limits)
+        self.partial_credit = bool(partial_credit)
+        self.component = "tests_passed_fraction" if self.partial_credit else "all_tests_pass"
+        self.components = {self.component: 0.0}
+        self._lock = threading.Lock()
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The sandbox, created on first use (the Docker backend may build its image)."""
+        with self._lock:
+            if self._sandbox is None:
+                self._sandbox = get_sandbox(self._sandbox_spec)
+            return self._sandbox
+
+    def close(self) -> None:
+        if self._sandbox is not None and not isinstance(self._sandbox_spec, Sandbox):
+            self._sandbox.close()
+
+    def _zero(self, reason: str, **details: Any) -> Score:
+        return Score(0.0, False, {self.component: 0.0}, reason, details=details)
+
+    def score(self, task: Task, completion: str) -> Score:
+        code = extract_code(completion)
+        if code is None:
+            return self._zero("no_code", tests_passed=0, tests_total=None,
+                              first_failure="the completion holds no code")
+        program = compose_program(task, code)
+        error = syntax_error(program)
+        if error is not None:
+            return self._zero("syntax_error", tests_passed=0, tests_total=None,
+                              first_failure=error, error=error)
+        verdict = self.grade(task, program)
+        if verdict.passed:
+            reward = 1.0
+        elif self.partial_credit and verdict.tests_total:
+            reward = verdict.tests_passed / verdict.tests_total
+        else:
+            reward = 0.0
+        return Score(reward, verdict.passed, {self.component: reward}, verdict.reason,
+                     extracted_answer=code,
+                     details={"tests_passed": verdict.tests_passed,
+                              "tests_total": verdict.tests_total,
+                              "first_failure": verdict.first_failure,
+                              "isolation": verdict.isolation,
+                              "grade_seconds": round(verdict.duration, 4)})
+
+    def grade(self, task: Task, program: str) -> CodeVerdict:
+        meta = task.metadata
+        mode = meta.get("mode")
+        limits = Limits.coerce(meta["limits"]) if meta.get("limits") else self.limits
+        if mode == "check":
+            return grade_check(self.sandbox, program, test=meta["test"], setup=meta.get("setup", ""),
+                               entry=meta.get("entry"), names=meta.get("names", ()),
+                               limits=limits)
+        if mode == "calls":
+            return grade_calls(self.sandbox, program, function=meta["function"],
+                               tests=meta["tests"], float_tolerance=meta.get("float_tolerance"),
+                               limits=limits, stop_at_first_failure=not self.partial_credit)
+        if mode == "stdio":
+            return grade_stdio(self.sandbox, program, tests=meta["tests"], limits=limits,
+                               stop_at_first_failure=not self.partial_credit)
+        raise ValueError(f"task {task.source_id or task.id}: metadata['mode'] must be one of "
+                         f"{list(MODES)}, got {mode!r}")
+
+    def gold_completion(self, task: Task) -> str:
+        return f"```python\n{task.answer}\n```"

@@ -1,0 +1,90 @@
+"""Stdin/stdout programming tasks (competitive programming) from APPS- or CodeContests-style
+records, from a hub name or a local file.
+
+Accepted shapes for the tests: top-level `inputs`/`outputs` lists; APPS' `input_output` JSON
+string ({"inputs": [...], "outputs": [...]}); CodeContests' `public_tests` / `private_tests` /
+`generated_tests` ({"input": [...], "output": [...]}). Statement: `question` (APPS),
+`description` (CodeContests) or `prompt`. Gold: `solutions` as a list, a JSON string (APPS) or
+CodeContests' {"language": [...], "solution": [...]} (Python 3 is language 3).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from rlvr_envs.core.sources import TaskList
+from rlvr_envs.core.task import Difficulty, Task
+from rlvr_envs.tasks.code.loading import load_rows
+from rlvr_envs.tasks.code.prompts import stdio_prompt
+
+APPS_LEVELS = {"introductory": 1, "interview": 2, "competition": 3}
+CODECONTESTS_PYTHON3 = 3
+
+
+def _tests(row: dict[str, Any]) -> list[dict[str, str]]:
+    if "inputs" in row and "outputs" in row:
+        ins, outs = row["inputs"], row["outputs"]
+    elif row.get("input_output"):
+        spec = row["input_output"]
+        spec = json.loads(spec) if isinstance(spec, str) else spec
+        if spec.get("fn_name"):
+            return []  # call-based APPS problem, not stdin/stdout
+        ins, outs = spec["inputs"], spec["outputs"]
+    else:
+        ins, outs = [], []
+        for key in ("public_tests", "private_tests", "generated_tests"):
+            block = row.get(key) or {}
+            ins += list(block.get("input", []))
+            outs += list(block.get("output", []))
+    if len(ins) != len(outs):
+        raise ValueError(f"record {row.get('problem_id', row.get('name'))}: {len(ins)} inputs "
+                         f"but {len(outs)} outputs")
+    to_text = lambda v: "\n".join(v) if isinstance(v, list) else str(v)  # noqa: E731
+    return [{"input": to_text(i), "output": to_text(o)} for i, o in zip(ins, outs)]
+
+
+def _solution(row: dict[str, Any]) -> str | None:
+    sols = row.get("solutions")
+    if isinstance(sols, str):
+        sols = json.loads(sols) if sols.strip() else []
+    if isinstance(sols, dict):
+        pairs = zip(sols.get("language", []), sols.get("solution", []))
+        sols = [code for lang, code in pairs if lang == CODECONTESTS_PYTHON3]
+    if not sols:
+        return row.get("solution") or None
+    return sols[0]
+
+
+def _level(row: dict[str, Any], n_tests: int) -> int:
+    diff = row.get("difficulty")
+    if isinstance(diff, str) and diff in APPS_LEVELS:
+        return APPS_LEVELS[diff]
+    if isinstance(diff, int) and not isinstance(diff, bool) and diff > 0:
+        return min(5, 1 + diff // 3)  # CodeContests' 1..28 difficulty classes
+    return 1 if n_tests <= 3 else 2 if n_tests <= 10 else 3
+
+
+def stdio_task(row: dict[str, Any], index: int, max_tests: int | None = None) -> Task | None:
+    tests = _tests(row)
+    gold = _solution(row)
+    statement = row.get("question") or row.get("description") or row.get("prompt")
+    if not tests or gold is None or not statement:
+        return None
+    if max_tests is not None:
+        tests = tests[:max_tests]
+    source_id = str(row.get("problem_id", row.get("name", f"stdio/{index}")))
+    return Task(prompt=stdio_prompt(statement), answer=gold, family="code", source="stdio",
+                source_id=source_id, difficulty=Difficulty(_level(row, len(tests))),
+                split=str(row.get("split", "test")),
+                metadata={"mode": "stdio", "tests": tests, "n_tests": len(tests)})
+
+
+def stdio_tasks(rows: Iterable[dict[str, Any]], max_tests: int | None = None) -> TaskList:
+    tasks = [t for t in (stdio_task(r, i, max_tests) for i, r in enumerate(rows)) if t]
+    return TaskList(tasks, family="code", name="stdio")
+
+
+def load_stdio(data: str = "codeparrot/apps", split: str = "test", config: str | None = None,
+               max_tests: int | None = None) -> TaskList:
+    return stdio_tasks(load_rows(data, split=split, config=config), max_tests=max_tests)
