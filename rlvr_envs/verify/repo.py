@@ -85,32 +85,24 @@ def read_report(report_text: str | None, exit_code: int | None, required: Sequen
                 timed_out: bool = False) -> TestVerdict:
     """The verdict from the plugin's JSON report and the process's real exit status."""
     verdict = TestVerdict(exit_status=exit_code)
-    if timed_out:
-        verdict.reason = "timeout"
-    elif report_text is None:
-        verdict.reason = "no_report"  # pytest never finished (killed, os._exit, crash)
-    results: dict[str, Any] = {}
-    if report_text is not None:
-        try:
-            data = json.loads(report_text)
-            results = data["tests"]
-            if not isinstance(results, dict):
-                raise TypeError("tests is not an object")
-            if data.get("exitstatus") != 0 and verdict.reason == "correct":
-                verdict.reason = f"pytest_exit_{data.get('exitstatus')}"
-        except (ValueError, KeyError, TypeError):
-            verdict.reason = "bad_report"
-            results = {}
-    if exit_code != 0 and verdict.reason == "correct":
-        verdict.reason = f"exit_status_{exit_code}"
+    results = parse_report(report_text)
     for test_id in required:
-        outcome = test_outcome(results.get(test_id))
+        outcome = test_outcome((results or {}).get(test_id))
         if outcome == "passed":
             verdict.passed.append(test_id)
         else:
             verdict.failed[test_id] = outcome
-    if verdict.failed and verdict.reason == "correct":
+    report_status = json.loads(report_text).get("exitstatus") if results is not None else None
+    if timed_out:
+        verdict.reason = "timeout"
+    elif report_text is None:
+        verdict.reason = "no_report"  # pytest never finished (killed, os._exit, crash)
+    elif results is None:
+        verdict.reason = "bad_report"
+    elif verdict.failed:
         verdict.reason = "tests_failed"
+    elif exit_code != 0 or report_status != 0:
+        verdict.reason = f"exit_status_{exit_code}"
     return verdict
 
 
