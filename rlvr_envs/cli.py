@@ -19,6 +19,7 @@ console = Console()
 #: (module, attribute, command name) of sub-apps that other parts of the package provide
 SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("rlvr_envs.sandbox.cli", "app", "sandbox"),
+    ("rlvr_envs.tasks.repo.cli", "app", "tasks"),
 ]
 
 

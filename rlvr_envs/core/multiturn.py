@@ -16,6 +16,7 @@ Subclasses supply the tools and their effects (`tool_specs`, `begin_episode`, `c
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ class ToolSpec:
         """The OpenAI/Hermes function schema (what chat templates take as `tools=`)."""
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description,
-                             "parameters": dict(self.parameters)}}
+                             "parameters": copy.deepcopy(dict(self.parameters))}}
 
     def check_arguments(self, arguments: Mapping[str, Any]) -> None:
         """Raise ToolCallError naming what is missing, unknown or of the wrong type."""
@@ -183,6 +184,11 @@ class MultiTurnEnv(gym.Env[str, str]):
         """The score when the turn budget runs out before the closing tool: 0 by default."""
         return zero_score("turn_budget_exhausted")
 
+    def scripted_agents(self) -> dict[str, Any]:
+        """Agents for the audit behind `rlvr check`: "null" must score 0 and "gold" 1 on every
+        task. Each has `start(task_dict)` and `act(observation, info) -> action`."""
+        return {}
+
     # -- tasks -----------------------------------------------------------------------------------
 
     def resolve_task(self, task: Task | Mapping[str, Any] | str) -> Task:
@@ -201,7 +207,11 @@ class MultiTurnEnv(gym.Env[str, str]):
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return list(self._messages)
+        """A copy of the conversation so far (callers keep what they are given)."""
+        return copy.deepcopy(self._messages)
+
+    def task_record(self, task: Task) -> dict[str, Any]:
+        return copy.deepcopy(task.to_dict())
 
     # -- gymnasium API ---------------------------------------------------------------------------
 
@@ -219,7 +229,7 @@ class MultiTurnEnv(gym.Env[str, str]):
         self._messages = [{"role": "system", "content": self.system_prompt},
                           {"role": "user", "content": statement}]
         info = {"messages": self.messages, "tools": [t.schema() for t in self.tool_specs()],
-                "task": task.to_dict(), "turn": 0, "max_turns": self.max_turns}
+                "task": self.task_record(task), "turn": 0, "max_turns": self.max_turns}
         return statement, info
 
     def step(self, action: str | Mapping[str, Any]):
@@ -258,7 +268,7 @@ class MultiTurnEnv(gym.Env[str, str]):
         if score is not None:
             reward = float(score.reward)
             info.update(score.info())
-        info["task"] = self._task.to_dict()
+        info["task"] = self.task_record(self._task)
         info["messages"] = self.messages
         if terminated or truncated:
             self._task = None
@@ -287,3 +297,32 @@ def _assistant_message(action: str | Mapping[str, Any]) -> dict[str, Any]:
         except ToolCallError:
             pass
     return {"role": "assistant", "content": repr(action)[:1000]}
+
+
+@dataclass
+class Episode:
+    """What `run_episode` returns."""
+
+    reward: float
+    terminated: bool
+    truncated: bool
+    turns: int
+    info: dict[str, Any]
+    observations: list[str]
+
+
+def run_episode(env: gym.Env, agent: Any, *, task: Any = None, seed: int | None = None) -> Episode:
+    """Play one episode of a multi-turn env with an agent that has `start(task_dict)` and
+    `act(observation, info) -> action` (scripted agents, audits, demos)."""
+    options = {"task": task} if task is not None else None
+    observation, info = env.reset(seed=seed, options=options)
+    agent.start(info["task"])
+    observations = [observation]
+    turns = 0
+    while True:
+        observation, reward, terminated, truncated, info = env.step(
+            agent.act(observation, info))
+        observations.append(observation)
+        turns += 1
+        if terminated or truncated:
+            return Episode(float(reward), terminated, truncated, turns, info, observations)

@@ -6,7 +6,7 @@
   visible tests and submits (must score 1).
 - `ScriptAgent`: plays a fixed list of actions (hack tests, demos).
 
-`run_episode(env, agent)` drives any of them (or any object with `act(observation, info)`).
+`rlvr_envs.core.multiturn.run_episode(env, agent)` drives any of them (re-exported here).
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from rlvr_envs.core.multiturn import format_tool_call
+__all__ = ["Episode", "GoldPatchAgent", "NullAgent", "ScriptAgent", "gold_actions",
+           "parse_patch", "run_episode"]
+
+from rlvr_envs.core.multiturn import Episode, format_tool_call, run_episode  # noqa: F401
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 
@@ -146,29 +149,3 @@ class ScriptAgent:
 
     def act(self, observation: str, info: dict[str, Any]) -> str | dict:
         return self._plan.pop(0) if self._plan else format_tool_call("submit", {})
-
-
-@dataclass
-class Episode:
-    reward: float
-    terminated: bool
-    truncated: bool
-    turns: int
-    info: dict[str, Any]
-    observations: list[str]
-
-
-def run_episode(env, agent, *, task: Any = None, seed: int | None = None) -> Episode:
-    """Play one episode of a multi-turn env with a scripted agent."""
-    options = {"task": task} if task is not None else None
-    observation, info = env.reset(seed=seed, options=options)
-    agent.start(info["task"])
-    observations = [observation]
-    turns = 0
-    while True:
-        observation, reward, terminated, truncated, info = env.step(
-            agent.act(observation, info))
-        observations.append(observation)
-        turns += 1
-        if terminated or truncated:
-            return Episode(float(reward), terminated, truncated, turns, info, observations)

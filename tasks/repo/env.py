@@ -94,6 +94,10 @@ class RepoEditEnv(MultiTurnEnv):
             shutil.rmtree(self._episode_dir, ignore_errors=True)
         self._episode_dir = self._workspace = None
 
+    def scripted_agents(self) -> dict[str, Any]:
+        from rlvr_envs.tasks.repo.agents import GoldPatchAgent, NullAgent
+        return {"null": NullAgent(), "gold": GoldPatchAgent()}
+
     def score_on_truncation(self) -> Score:
         return zero_score("turn_budget_exhausted", COMPONENTS)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Sequence
 
-from rlvr_envs.core.scoring import Score
+from rlvr_envs.core.scoring import Score, zero_score
 from rlvr_envs.verify.repo import REPORT_PLUGIN, TestVerdict, read_report, unique_ids
 from rlvr_envs.tasks.repo.snapshot import apply_patch
 from rlvr_envs.tasks.repo.workspace import Changes, diff_trees, write_changes
@@ -138,7 +138,11 @@ def grade_changes(sandbox, base_tree: Path, changes: Changes, metadata: Mapping[
     parent = Path(tempfile.mkdtemp(prefix="rlvr-grade-", dir=scratch))
     try:
         tree = parent / "repo"
-        dropped = assemble_graded_tree(base_tree, changes, metadata, tree)
+        try:
+            dropped = assemble_graded_tree(base_tree, changes, metadata, tree)
+        except ValueError as err:  # the hidden test patch clashes with the agent's files
+            return zero_score("test_patch_conflict", {"tests": 0.0}, error=str(err)[:500]), \
+                GradeRun(TestVerdict(reason="test_patch_conflict"), "", [], "", 0.0, "none")
         agent_patch = diff_trees(base_tree, tree)
         verdict, result = run_tests(sandbox, tree, required, metadata, timeout=timeout)
     finally:
