@@ -44,7 +44,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @dataclass
-class TestVerdict:
+class RunVerdict:
     """The outcome of a graded run over the required tests."""
 
     passed: list[str] = field(default_factory=list)
@@ -62,7 +62,7 @@ class TestVerdict:
         return len(self.passed) / total if total else 0.0
 
 
-def test_outcome(phases: dict[str, str] | None) -> str:
+def outcome_of(phases: dict[str, str] | None) -> str:
     """One test's outcome from its phases: "passed" only when setup, call and teardown
     all passed (no skip, no xfail)."""
     if not phases:
@@ -82,12 +82,12 @@ def test_outcome(phases: dict[str, str] | None) -> str:
 
 
 def read_report(report_text: str | None, exit_code: int | None, required: Sequence[str], *,
-                timed_out: bool = False) -> TestVerdict:
+                timed_out: bool = False) -> RunVerdict:
     """The verdict from the plugin's JSON report and the process's real exit status."""
-    verdict = TestVerdict(exit_status=exit_code)
+    verdict = RunVerdict(exit_status=exit_code)
     results = parse_report(report_text)
     for test_id in required:
-        outcome = test_outcome((results or {}).get(test_id))
+        outcome = outcome_of((results or {}).get(test_id))
         if outcome == "passed":
             verdict.passed.append(test_id)
         else:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from rlvr_envs.core.task import Task
-from rlvr_envs.verify.repo import parse_report, test_outcome
+from rlvr_envs.verify.repo import parse_report, outcome_of
 from rlvr_envs.tasks.repo.grading import is_protected, run_pytest, run_tests
 from rlvr_envs.tasks.repo.records import make_repo_task, patch_stats
 from rlvr_envs.tasks.repo.snapshot import apply_patch
@@ -47,7 +47,7 @@ def run_suite(sandbox, tree: Path, metadata: dict[str, Any], *, timeout: float) 
     report, result = run_pytest(sandbox, tree, list(metadata.get("test_args", [])), metadata,
                                 timeout=timeout)
     tests = parse_report(report) or {}
-    return SuiteRun({t: test_outcome(p) for t, p in tests.items()},
+    return SuiteRun({t: outcome_of(p) for t, p in tests.items()},
                     {t: p.get("message", "") for t, p in tests.items() if p.get("message")},
                     result.exit_code, result.timed_out)
 

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Sequence
 
 from rlvr_envs.core.scoring import Score, zero_score
-from rlvr_envs.verify.repo import REPORT_PLUGIN, TestVerdict, read_report, unique_ids
+from rlvr_envs.verify.repo import REPORT_PLUGIN, RunVerdict, read_report, unique_ids
 from rlvr_envs.tasks.repo.snapshot import apply_patch
 from rlvr_envs.tasks.repo.workspace import Changes, diff_trees, write_changes
 
@@ -33,7 +33,7 @@ CONFIG_NAMES = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini",
                           "usercustomize.py"})
 
 
-def test_files(test_ids: Sequence[str]) -> set[str]:
+def files_of_tests(test_ids: Sequence[str]) -> set[str]:
     """The files that pytest node ids live in ("a/test_x.py::T::t[1]" → "a/test_x.py")."""
     return {tid.split("::", 1)[0] for tid in test_ids}
 
@@ -54,14 +54,14 @@ def required_tests(metadata: Mapping[str, Any]) -> list[str]:
 
 
 def protected_files(metadata: Mapping[str, Any]) -> set[str]:
-    return test_files(required_tests(metadata)) | set(metadata.get("visible_tests_files", ()))
+    return files_of_tests(required_tests(metadata)) | set(metadata.get("visible_tests_files", ()))
 
 
 @dataclass
 class GradeRun:
     """Everything a graded run produced (for `info` and debugging)."""
 
-    verdict: TestVerdict
+    verdict: RunVerdict
     agent_patch: str
     dropped_paths: list[str]
     stdout_tail: str
@@ -120,7 +120,7 @@ def run_pytest(sandbox, tree: Path, args: Sequence[str], metadata: Mapping[str, 
 
 
 def run_tests(sandbox, tree: Path, test_ids: Sequence[str], metadata: Mapping[str, Any], *,
-              timeout: float) -> tuple[TestVerdict, Any]:
+              timeout: float) -> tuple[RunVerdict, Any]:
     """Run exactly `test_ids`; the verdict comes from the plugin's report and the real exit
     status, never from printed output."""
     report, result = run_pytest(sandbox, tree, test_ids, metadata, timeout=timeout)
@@ -142,7 +142,7 @@ def grade_changes(sandbox, base_tree: Path, changes: Changes, metadata: Mapping[
             dropped = assemble_graded_tree(base_tree, changes, metadata, tree)
         except ValueError as err:  # the hidden test patch clashes with the agent's files
             return zero_score("test_patch_conflict", {"tests": 0.0}, error=str(err)[:500]), \
-                GradeRun(TestVerdict(reason="test_patch_conflict"), "", [], "", 0.0, "none")
+                GradeRun(RunVerdict(reason="test_patch_conflict"), "", [], "", 0.0, "none")
         agent_patch = diff_trees(base_tree, tree)
         verdict, result = run_tests(sandbox, tree, required, metadata, timeout=timeout)
     finally:
@@ -153,7 +153,7 @@ def grade_changes(sandbox, base_tree: Path, changes: Changes, metadata: Mapping[
         result.duration, result.isolation)
 
 
-def score_from_verdict(verdict: TestVerdict, metadata: Mapping[str, Any], *,
+def score_from_verdict(verdict: RunVerdict, metadata: Mapping[str, Any], *,
                        partial_credit: bool = False, dropped: Sequence[str] = ()) -> Score:
     f2p = list(metadata.get("FAIL_TO_PASS", ()))
     correct = verdict.all_passed

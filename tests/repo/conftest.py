@@ -1,0 +1,69 @@
+"""Fixtures of the repo-editing tests: sandboxes per backend, envs on shipped tasks.
+
+Docker tests skip with a visible reason when no engine is reachable, and fail instead when
+RLVR_REQUIRE_DOCKER=1 (CI). If a shared docker fixture appears in tests/conftest.py, these
+defer to the same rule.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from rlvr_envs.sandbox import get_sandbox
+
+
+def _require_docker() -> bool:
+    return os.environ.get("RLVR_REQUIRE_DOCKER") == "1"
+
+
+@pytest.fixture(scope="session")
+def local_sandbox():
+    box = get_sandbox("local")
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
+def isolated_sandbox():
+    """bubblewrap when it works here, else the local backend (named in the test id)."""
+    from rlvr_envs.sandbox.bwrap import bwrap_problem
+    if bwrap_problem() is not None:
+        pytest.skip(f"bubblewrap unavailable: {bwrap_problem()}")
+    box = get_sandbox("bwrap", hide_site_packages=False)
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
+def repo_docker_sandbox():
+    from rlvr_envs.sandbox.docker import docker_problem
+    problem = docker_problem()
+    if problem is not None:
+        if _require_docker():
+            pytest.fail(f"RLVR_REQUIRE_DOCKER=1 but Docker is unavailable: {problem}")
+        pytest.skip(f"Docker unavailable: {problem}")
+    box = get_sandbox("docker")
+    yield box
+    box.close()
+
+
+@pytest.fixture
+def repo_env(local_sandbox):
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+    env = RepoEditEnv("shipped", sandbox=local_sandbox, max_turns=8)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="session")
+def shipped_tasks():
+    from rlvr_envs.tasks.repo.records import load_repo_tasks
+    return list(load_repo_tasks("shipped"))
+
+
+@pytest.fixture(scope="session")
+def calc_task(shipped_tasks):
+    """minicalc with a left-associativity bug (fix: `precedence + 1`)."""
+    return next(t for t in shipped_tasks if t.source_id == "minicalc-associativity")
