@@ -8,6 +8,7 @@ defer to the same rule.
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 
@@ -32,6 +33,17 @@ def isolated_sandbox():
     if bwrap_problem() is not None:
         pytest.skip(f"bubblewrap unavailable: {bwrap_problem()}")
     box = get_sandbox("bwrap", hide_site_packages=False)
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
+def local_backend():
+    """What `sandbox="auto"` gives repo tasks: bubblewrap when present, else local."""
+    from rlvr_envs.tasks.repo.scoring import make_sandbox
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        box = make_sandbox("auto")
     yield box
     box.close()
 

@@ -40,12 +40,9 @@ def test_shipped_tasks_cover_minirepos_and_synthesised_packages(shipped_tasks):
             assert line not in task.prompt, (task.source_id, line)
 
 
-def test_audit_local(local_sandbox):
-    _audit(local_sandbox)
-
-
-def test_audit_bwrap(isolated_sandbox):
-    _audit(isolated_sandbox)
+def test_audit_local_backend(local_backend):
+    """The local backend: bubblewrap when it works here, else plain processes."""
+    _audit(local_backend)
 
 
 @pytest.mark.docker
