@@ -1,6 +1,7 @@
 """Reset and grade latencies of rlvr/RepoEdit-v0 per sandbox backend (median, p90).
 
-    .venv/bin/python benchmarks/bench_repo.py [--resets 20] [--grades 5] [--backends local,bwrap,docker]
+    .venv/bin/python benchmarks/bench_repo.py [--resets 20] [--grades 5] \
+        [--backends local,bwrap,docker]
 
 reset = build a history-safe git workspace of the task's base tree and audit it (the base
 tree itself is extracted once per process); the peer is a plain `shutil.copytree` of the same
@@ -19,10 +20,11 @@ import time
 import warnings
 from pathlib import Path
 
-from rlvr_envs.core.multiturn import run_episode
 from rlvr_envs.tasks.repo.agents import GoldPatchAgent
 from rlvr_envs.tasks.repo.env import RepoEditEnv
 from rlvr_envs.tasks.repo.snapshot import BASE_TREES
+
+from rlvr_envs.core.multiturn import run_episode
 
 TASKS = ("minicalc-associativity", "toolz-1.2.0/swapped_arguments/toolz/itertoolz.py:239")
 
@@ -76,8 +78,8 @@ def main() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 env = RepoEditEnv("shipped", sandbox=backend)
-                env.scorer.sandbox  # noqa: B018 - start the backend now (may be unavailable)
-        except Exception as err:  # noqa: BLE001 - report and go on
+                env.scorer.sandbox
+        except Exception as err:
             print(f"{backend}: unavailable ({err})")
             continue
         for key in TASKS:

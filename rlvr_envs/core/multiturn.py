@@ -220,7 +220,8 @@ class MultiTurnEnv(gym.Env[str, str]):
         options = dict(options or {})
         unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; valid: {list(RESET_OPTIONS)}")
+            raise ValueError(f"unknown reset options {sorted(unknown)}; "
+                             f"valid: {list(RESET_OPTIONS)}")
         self.end_episode()
         task = (self.resolve_task(options["task"]) if "task" in options
                 else self.source.sample(self.np_random))

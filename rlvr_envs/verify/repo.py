@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 #: the plugin's source; it reads its output path from RLVR_REPORT_PATH at import time
-REPORT_PLUGIN = '''"""rlvr-envs test report plugin (written by the grader, not part of the repository)."""
+REPORT_PLUGIN = '''"""rlvr-envs test report plugin (written by the grader, not the repo)."""
 import json, os
 
 _PATH = os.environ.pop("RLVR_REPORT_PATH")
@@ -48,7 +48,8 @@ class RunVerdict:
     """The outcome of a graded run over the required tests."""
 
     passed: list[str] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)  # test id → why (failed, skipped, missing...)
+    #: test id → why it counts as failed (failed, skipped, xfailed, missing, ...)
+    failed: dict[str, str] = field(default_factory=dict)
     exit_status: int | None = None
     reason: str = "correct"
 

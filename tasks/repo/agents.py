@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 __all__ = ["Episode", "GoldPatchAgent", "NullAgent", "ScriptAgent", "gold_actions",
            "parse_patch", "run_episode"]
 
-from rlvr_envs.core.multiturn import Episode, format_tool_call, run_episode  # noqa: F401
+from rlvr_envs.core.multiturn import Episode, format_tool_call, run_episode
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 

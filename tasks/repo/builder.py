@@ -16,13 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from rlvr_envs.core.task import Task
-from rlvr_envs.verify.repo import parse_report, outcome_of
 from rlvr_envs.tasks.repo.grading import is_protected, run_pytest, run_tests
 from rlvr_envs.tasks.repo.records import make_repo_task, patch_stats
 from rlvr_envs.tasks.repo.snapshot import apply_patch
-from rlvr_envs.tasks.repo.workspace import audit_history, blob_hashes, diff_trees, \
-    init_history_safe_repo
+from rlvr_envs.tasks.repo.workspace import (
+    audit_history,
+    blob_hashes,
+    diff_trees,
+    init_history_safe_repo,
+)
+
+from rlvr_envs.core.task import Task
+from rlvr_envs.verify.repo import outcome_of, parse_report
 
 
 class TaskRejected(ValueError):

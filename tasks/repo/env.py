@@ -15,15 +15,16 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from rlvr_envs.core.multiturn import MultiTurnEnv, ToolCall, ToolCallError, ToolResult
-from rlvr_envs.core.scoring import Score, zero_score
-from rlvr_envs.core.task import Task
 from rlvr_envs.tasks.repo import tools
 from rlvr_envs.tasks.repo.grading import pytest_env
 from rlvr_envs.tasks.repo.processes import kill_tagged
 from rlvr_envs.tasks.repo.records import check_repo_task, load_repo_tasks
 from rlvr_envs.tasks.repo.scoring import COMPONENTS, RepoScorer
-from rlvr_envs.tasks.repo.workspace import blob_hashes, build_workspace
+from rlvr_envs.tasks.repo.workspace import build_workspace
+
+from rlvr_envs.core.multiturn import MultiTurnEnv, ToolCall, ToolCallError, ToolResult
+from rlvr_envs.core.scoring import Score, zero_score
+from rlvr_envs.core.task import Task
 
 SYSTEM_PROMPT = """You are a software engineer fixing a bug in a Python repository. The \
 repository is your current working directory. Use the tools to explore the code, edit it and \

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from rlvr_envs.registry import register_env
 from rlvr_envs.tasks.repo.env import RepoEditEnv
+
+from rlvr_envs.registry import register_env
 
 
 def make_repo_edit_env(**kwargs) -> RepoEditEnv:

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Sequence
 
-from rlvr_envs.core.scoring import Score, zero_score
-from rlvr_envs.verify.repo import REPORT_PLUGIN, RunVerdict, read_report, unique_ids
 from rlvr_envs.tasks.repo.snapshot import apply_patch
 from rlvr_envs.tasks.repo.workspace import Changes, diff_trees, write_changes
+
+from rlvr_envs.core.scoring import Score, zero_score
+from rlvr_envs.verify.repo import REPORT_PLUGIN, RunVerdict, read_report, unique_ids
 
 TEST_DIR_NAMES = frozenset({"tests", "test", "testing"})
 CONFIG_NAMES = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg",

@@ -26,11 +26,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
+
+from rlvr_envs.tasks.repo.snapshot import SHIPPED_DIR, cache_dir
 
 from rlvr_envs.core.sources import TaskList
 from rlvr_envs.core.task import Difficulty, Task
-from rlvr_envs.tasks.repo.snapshot import SHIPPED_DIR, cache_dir
 
 FAMILY = "repo"
 REQUIRED_METADATA = ("repo", "snapshot", "gold_patch", "FAIL_TO_PASS", "PASS_TO_PASS")

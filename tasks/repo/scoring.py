@@ -13,12 +13,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rlvr_envs.core.scoring import Score, Scorer, zero_score
-from rlvr_envs.core.task import Task
 from rlvr_envs.tasks.repo.grading import GradeRun, grade_changes
 from rlvr_envs.tasks.repo.records import check_repo_task
 from rlvr_envs.tasks.repo.snapshot import BASE_TREES, BaseTreeCache, apply_patch
 from rlvr_envs.tasks.repo.workspace import WorkspaceTooLarge, collect_changes
+
+from rlvr_envs.core.scoring import Score, Scorer, zero_score
+from rlvr_envs.core.task import Task
 
 COMPONENTS = {"tests": 0.0}
 

@@ -13,11 +13,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from rlvr_envs.core.task import Task
 from rlvr_envs.tasks.repo.builder import build_task, count_source_files, run_suite_on_copy
 from rlvr_envs.tasks.repo.records import write_tasks
 from rlvr_envs.tasks.repo.snapshot import SHIPPED_DIR, materialise_snapshot, pack_tree
 from rlvr_envs.tasks.repo.workspace import diff_trees
+
+from rlvr_envs.core.task import Task
 
 MINIREPOS = Path(__file__).resolve().parent / "minirepos"
 

@@ -4,8 +4,8 @@ A record has SWE-bench's field names: `instance_id`, `repo`, `base_commit`, `pat
 `test_patch` (tests added by the fix: hidden from the agent, applied at grading),
 `problem_statement`, `FAIL_TO_PASS` and `PASS_TO_PASS` (lists, or JSON strings of lists, as
 the Hugging Face datasets store them), `version`, `environment_setup_commit`, optional
-`hints_text` and `created_at`. You need a local clone of each repository (`repos_dir/<owner>__<name>`
-or a mapping repo → path); the workspace gets the tree at `base_commit` without any history.
+`hints_text` and `created_at`. You need a local clone of each repository
+(`repos_dir/<owner>__<name>` or a mapping repo → path); the workspace gets the tree at `base_commit` without any history.
 Their Docker images are yours to supply (`sandbox=DockerSandbox(image=...)`): our grading
 runs `python -m pytest <ids>` there with the repo's own configuration.
 """
@@ -16,8 +16,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from rlvr_envs.core.task import Task
 from rlvr_envs.tasks.repo.records import make_repo_task
+
+from rlvr_envs.core.task import Task
 
 SWE_FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
               "FAIL_TO_PASS", "PASS_TO_PASS")
@@ -28,7 +29,8 @@ def _id_list(value: Any, field: str, instance: str) -> list[str]:
         try:
             value = json.loads(value) if value.strip() else []
         except json.JSONDecodeError as err:
-            raise ValueError(f"{instance}: {field} is a string but not a JSON list: {err}") from None
+            raise ValueError(f"{instance}: {field} is a string but not a JSON list: "
+                             f"{err}") from None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{instance}: {field} must be a list of test ids (or its JSON), "
                          f"got {type(value).__name__}")

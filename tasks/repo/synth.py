@@ -26,14 +26,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from rlvr_envs.core.task import Task
-from rlvr_envs.tasks.repo.builder import (SuiteRun, TaskRejected, build_task, count_source_files,
-                                          run_suite_on_copy, summarize_failures)
+from rlvr_envs.tasks.repo.builder import (
+    SuiteRun,
+    TaskRejected,
+    build_task,
+    count_source_files,
+    run_suite_on_copy,
+    summarize_failures,
+)
 from rlvr_envs.tasks.repo.grading import is_protected
 from rlvr_envs.tasks.repo.mutate import find_mutations, sample_mutations
 from rlvr_envs.tasks.repo.records import write_tasks
 from rlvr_envs.tasks.repo.snapshot import cache_dir, materialise_snapshot, pack_tree
 from rlvr_envs.tasks.repo.workspace import diff_trees
+
+from rlvr_envs.core.task import Task
 
 #: small, well-tested, permissively licensed packages that pass their tests with plain pytest
 CANDIDATE_PACKAGES = ("toolz", "inflection", "boltons", "tabulate", "more-itertools")

@@ -3,7 +3,6 @@ once) scores 0 and the gold-patch agent scores 1 — on the local backend, bubbl
 it works here) and Docker."""
 
 import pytest
-
 from rlvr_envs.tasks.repo.audit import audit_env
 from rlvr_envs.tasks.repo.env import RepoEditEnv
 

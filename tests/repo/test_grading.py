@@ -4,9 +4,9 @@ deselected and missing tests are failures; protected paths."""
 import json
 
 import pytest
-
 from rlvr_envs.tasks.repo.grading import is_protected
-from rlvr_envs.verify.repo import read_report, outcome_of
+
+from rlvr_envs.verify.repo import outcome_of, read_report
 
 
 def report(tests, exitstatus=0):

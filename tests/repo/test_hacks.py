@@ -8,9 +8,9 @@ import os
 import time
 
 import pytest
+from rlvr_envs.tasks.repo.agents import ScriptAgent
 
 from rlvr_envs.core.multiturn import format_tool_call, run_episode
-from rlvr_envs.tasks.repo.agents import ScriptAgent
 
 TEST_FILE = "tests/test_evaluator.py"
 FORCE_PASS_CONFTEST = '''

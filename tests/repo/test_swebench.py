@@ -6,12 +6,12 @@ import shutil
 import subprocess
 
 import pytest
-
-from rlvr_envs.core.multiturn import run_episode
 from rlvr_envs.tasks.repo.agents import GoldPatchAgent, NullAgent, ScriptAgent
 from rlvr_envs.tasks.repo.env import RepoEditEnv
 from rlvr_envs.tasks.repo.shipped import MINIREPOS
 from rlvr_envs.tasks.repo.swebench import import_swebench, import_swebench_record
+
+from rlvr_envs.core.multiturn import run_episode
 
 BUG = ("next_min = precedence if right_assoc else precedence + 1", "next_min = precedence")
 REGRESSION_TEST = "from minicalc import evaluate\n\n\ndef test_chain():\n    assert evaluate('9 - 3 - 2 - 1') == 3\n"

@@ -6,11 +6,11 @@ import random
 import tarfile
 
 import pytest
-
-from rlvr_envs.core.multiturn import run_episode
 from rlvr_envs.tasks.repo.agents import GoldPatchAgent, NullAgent
 from rlvr_envs.tasks.repo.mutate import OPERATORS, find_mutations, sample_mutations
 from rlvr_envs.tasks.repo.shipped import MINIREPOS
+
+from rlvr_envs.core.multiturn import run_episode
 
 SOURCE = '''\
 def clamp(value, low=0, high=10, strict=False):
@@ -85,8 +85,8 @@ def test_pipeline_builds_cached_tasks_that_pass_the_audit(tmp_path, monkeypatch,
             assert meta["snapshot"] == "cache:intervals-0.1.0.tar.gz"
             # the statement names failing tests, never the mutated code
             assert meta["FAIL_TO_PASS"][0] in task.prompt
-            fix = [l[1:].strip() for l in task.answer.splitlines()
-                   if l.startswith("+") and not l.startswith("+++")]
+            fix = [line[1:].strip() for line in task.answer.splitlines()
+                   if line.startswith("+") and not line.startswith("+++")]
             assert all(line not in task.prompt for line in fix if line)
             assert meta["mutation"]["file"] not in task.prompt
             assert run_episode(env, NullAgent(), task=task).reward == 0.0

@@ -2,13 +2,17 @@
 be recovered; building fails loudly when it would leak."""
 
 import subprocess
-from pathlib import Path
 
 import pytest
-
 from rlvr_envs.tasks.repo.snapshot import BASE_TREES
-from rlvr_envs.tasks.repo.workspace import (HistoryLeak, audit_history, blob_hashes,
-                                            build_workspace, collect_changes, git)
+from rlvr_envs.tasks.repo.workspace import (
+    HistoryLeak,
+    audit_history,
+    blob_hashes,
+    build_workspace,
+    collect_changes,
+    git,
+)
 
 
 def _git(ws, *args):
