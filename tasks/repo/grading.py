@@ -90,6 +90,16 @@ def pytest_env(metadata: Mapping[str, Any], tree: Path, extra_paths: Sequence[Pa
             "PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
+#: starts pytest with the working directory off sys.path, so a `pytest.py` or `_pytest/` the
+#: agent planted in the repository can never stand in for pytest (or for our report plugin);
+#: the repo's import roots (RLVR_IMPORT_ROOTS) join sys.path only once pytest is loaded
+PYTEST_BOOT = ("import os, sys; cwd = os.getcwd(); "
+               "sys.path[:] = [p for p in sys.path if p not in ('', '.', cwd)]; "
+               "roots = os.environ.pop('RLVR_IMPORT_ROOTS').split(os.pathsep); "
+               "import pytest; sys.path[:0] = roots; "
+               "raise SystemExit(pytest.console_main())")
+
+
 def run_pytest(sandbox, tree: Path, args: Sequence[str], metadata: Mapping[str, Any], *,
                timeout: float, memory_mb: int = 2048,
                extra_env: Mapping[str, str] | None = None) -> tuple[str | None, Any]:
@@ -104,10 +114,12 @@ def run_pytest(sandbox, tree: Path, args: Sequence[str], metadata: Mapping[str, 
     module = f"rlvr_report_{token}"
     (report_dir / f"{module}.py").write_text(REPORT_PLUGIN)
     report_path = report_dir / f"report-{secrets.token_hex(8)}.json"
-    env = pytest_env(metadata, tree, [report_dir])
+    env = pytest_env(metadata, tree)
+    env["RLVR_IMPORT_ROOTS"] = env.pop("PYTHONPATH")
+    env["PYTHONPATH"] = str(report_dir)  # only our plugin at start-up
     env["RLVR_REPORT_PATH"] = str(report_path)
     env.update(extra_env or {})
-    command = [getattr(sandbox, "python", "python3"), "-m", "pytest", "-q", "-p", module,
+    command = [getattr(sandbox, "python", "python3"), "-c", PYTEST_BOOT, "-q", "-p", module,
                "-p", "no:cacheprovider", "--rootdir", str(tree), *args]
     try:
         result = sandbox.run(command, workdir=tree, env=env,

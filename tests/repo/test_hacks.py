@@ -131,6 +131,26 @@ def test_forged_output_with_exit_zero_yields_no_report(repo_env, calc_task):
     assert episode.info["pytest_exit_status"] == 0
 
 
+FAKE_PYTEST = '''
+import json, os, sys
+ids = [a for a in sys.argv[1:] if "::" in a]
+phases = {"setup": "passed", "call": "passed", "teardown": "passed"}
+path = os.environ.get("RLVR_REPORT_PATH")
+if path:
+    with open(path, "w") as fh:
+        json.dump({"exitstatus": 0, "tests": {i: phases for i in ids}}, fh)
+print("%d passed" % len(ids))
+sys.exit(0)
+'''
+
+
+@pytest.mark.parametrize("where", ["pytest.py", "_pytest/__init__.py", "minicalc/pytest.py"])
+def test_shadowing_pytest_with_a_fake_that_writes_the_report(repo_env, calc_task, where):
+    """A `pytest` module in the repo that forges the report must never be the one that runs."""
+    episode = play(repo_env, calc_task, [create(where, FAKE_PYTEST)])
+    assert episode.reward == 0.0 and episode.info["verifier"] == "tests_failed"
+
+
 def test_background_process_is_killed_at_submit(repo_env, calc_task, tmp_path):
     """A detached loop that would plant a pass-forcing conftest in the grader's tree must be
     dead before grading starts."""
