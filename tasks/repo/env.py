@@ -117,6 +117,13 @@ class RepoEditEnv(MultiTurnEnv):
             kill_tagged(self._token, self._workspace)
 
     def call_tool(self, call: ToolCall) -> ToolResult:
+        try:
+            return self._call_tool(call)
+        except OSError as err:  # e.g. create under a path that is a file: the model's mistake
+            raise ToolCallError(f"{call.name}: {type(err).__name__}: {err.strerror or err}"
+                                ) from None
+
+    def _call_tool(self, call: ToolCall) -> ToolResult:
         ws, args = self._workspace, call.arguments
         assert ws is not None and self.task is not None
         if call.name == "bash":

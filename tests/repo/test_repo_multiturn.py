@@ -91,6 +91,9 @@ def test_tools_work_in_the_workspace(repo_env, calc_task):
     obs, *_ = repo_env.step({"name": "create", "arguments": {"path": "notes/a.txt",
                                                               "content": "x"}})
     assert "created notes/a.txt" in obs and (repo_env.workspace / "notes/a.txt").read_text() == "x"
+    obs, *_ = repo_env.step({"name": "create", "arguments": {"path": "notes/a.txt/b",
+                                                              "content": "x"}})
+    assert obs.startswith("error: create:")
     obs, *_ = repo_env.step({"name": "str_replace", "arguments": {
         "path": "notes/a.txt", "old_str": "nope", "new_str": "y"}})
     assert "occurs 0 times" in obs
