@@ -21,13 +21,13 @@ def pids_cgroup_available() -> bool:
 
 
 class PidsCgroup:
-    """One run's cgroup; `enter()` runs in the child before exec (preexec_fn)."""
+    """One run's cgroup; the run's launcher writes its own pid into `procs_file` before exec."""
 
     def __init__(self, max_pids: int):
         self.path = PIDS_ROOT / f"rlvr-{uuid.uuid4().hex[:12]}"
         self.path.mkdir()
         (self.path / "pids.max").write_text(str(max_pids))
-        self._procs = str(self.path / "cgroup.procs")
+        self.procs_file = str(self.path / "cgroup.procs")
 
     @classmethod
     def create(cls, max_pids: int) -> PidsCgroup | None:
@@ -37,13 +37,6 @@ class PidsCgroup:
             return cls(max_pids)
         except OSError:
             return None
-
-    def enter(self) -> None:
-        fd = os.open(self._procs, os.O_WRONLY)
-        try:
-            os.write(fd, str(os.getpid()).encode())
-        finally:
-            os.close(fd)
 
     def pids(self) -> list[int]:
         try:

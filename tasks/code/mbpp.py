@@ -42,7 +42,7 @@ def mbpp_task(row: dict[str, Any]) -> Task | None:
     setup = "\n".join([row.get("test_setup_code") or "", *(row.get("test_imports") or [])])
     lines = len([ln for ln in code.splitlines() if ln.strip()])
     level = 1 if lines <= 4 else 2 if lines <= 10 else 3
-    source_id = f"mbpp/{row.get('task_id', len(code))}"
+    source_id = f"mbpp/{row['task_id']}" if row.get("task_id") is not None else None
     return Task(prompt=function_prompt(row.get("text") or row.get("prompt", ""), signature),
                 answer=code, family="code", source="mbpp", source_id=source_id,
                 difficulty=Difficulty(level), split=str(row.get("split", "test")),

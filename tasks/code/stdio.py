@@ -23,7 +23,7 @@ CODECONTESTS_PYTHON3 = 3
 
 
 def _tests(row: dict[str, Any]) -> list[dict[str, str]]:
-    if "inputs" in row and "outputs" in row:
+    if row.get("inputs") is not None and row.get("outputs") is not None:
         ins, outs = row["inputs"], row["outputs"]
     elif row.get("input_output"):
         spec = row["input_output"]
@@ -73,7 +73,8 @@ def stdio_task(row: dict[str, Any], index: int, max_tests: int | None = None) ->
         return None
     if max_tests is not None:
         tests = tests[:max_tests]
-    source_id = str(row.get("problem_id", row.get("name", f"stdio/{index}")))
+    ids = [row.get(key) for key in ("problem_id", "name", "task_id")]
+    source_id = str(next((i for i in ids if i is not None), f"stdio/{index}"))
     return Task(prompt=stdio_prompt(statement), answer=gold, family="code", source="stdio",
                 source_id=source_id, difficulty=Difficulty(_level(row, len(tests))),
                 split=str(row.get("split", "test")),

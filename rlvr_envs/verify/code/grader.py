@@ -151,8 +151,9 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
         if status is not None:
             return _early_verdict(status, candidate, started)
         drv_chan = Channel(driver, deadline)
+        proxied = sorted({*names, *([entry] if entry else [])})
         drv_chan.send({"op": "check", "setup": setup, "test": test, "entry": entry,
-                       "names": list(names)})
+                       "names": proxied})
         candidate_alive = True
         while True:
             message = drv_chan.receive()

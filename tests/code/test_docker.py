@@ -1,0 +1,65 @@
+"""The Docker backend for real: the project's own image, no network, read-only root, limits,
+HumanEval graded in containers, and hacks scoring 0 there too."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from rlvr_envs.sandbox import Limits
+from rlvr_envs.tasks.code.humaneval import load_humaneval
+from rlvr_envs.tasks.code.scoring import CodeScorer
+
+pytestmark = pytest.mark.docker
+LIMITS = Limits(wall_time=8.0, memory_mb=256, max_processes=32)
+
+
+def test_container_limits_and_isolation(docker_sandbox, tmp_path):
+    escape = f"/tmp/rlvr-escape-{uuid.uuid4().hex[:8]}"
+    code = ("import os, socket\n"
+            "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2); print('net')\n"
+            "except OSError: print('nonet')\n"
+            "for p in ('/etc/x', '/usr/x'):\n"
+            "    try:\n        open(p, 'w'); print('wrote')\n    except OSError: print('ro')\n"
+            f"open({escape!r}, 'w').write('x')\n"
+            "open('kept.txt', 'w').write('ok')\n"
+            "print(os.getuid())\n")
+    result = docker_sandbox.run([docker_sandbox.python, "-I", "-S", "-c", code],
+                                collect=["kept.txt"], limits=LIMITS)
+    assert result.isolation == "docker" and result.exit_code == 0, result.stderr
+    assert result.stdout.split() == ["nonet", "ro", "ro", "65534"]
+    assert result.files == {"kept.txt": b"ok"}
+    assert not os.path.exists(escape)
+    persistent = docker_sandbox.run(["sh", "-c", "echo there > here.txt"], workdir=tmp_path)
+    assert persistent.exit_code == 0 and (tmp_path / "here.txt").read_text() == "there\n"
+
+
+def test_container_deadline_and_memory(docker_sandbox):
+    slow = docker_sandbox.run(["sleep", "60"], limits=Limits(wall_time=1.5))
+    assert slow.timed_out and slow.killed
+    hog = docker_sandbox.run([docker_sandbox.python, "-I", "-S", "-c",
+                              "b = bytearray(1024 * 1024 * 1024)"], limits=LIMITS)
+    assert hog.exit_code != 0
+
+
+def test_humaneval_in_docker(docker_sandbox):
+    scorer = CodeScorer(docker_sandbox, limits=LIMITS)
+    tasks = load_humaneval()
+    for key in ("HumanEval/0", "HumanEval/38", "HumanEval/32"):
+        task = tasks.get(key)
+        score = scorer.score(task, scorer.gold_completion(task))
+        assert score.reward == 1.0 and score.details["isolation"] == "docker", score
+    task = tasks.get("HumanEval/0")
+    hacks = [
+        "class A:\n    def __eq__(s, o): return True\ndef has_close_elements(n, t): return A()",
+        "import os\nos._exit(0)",
+        "import os\ndef has_close_elements(n, t):\n    while True:\n        try: os.fork()\n"
+        "        except OSError: pass",
+        "import socket\ndef has_close_elements(n, t):\n"
+        "    socket.create_connection(('1.1.1.1', 53), timeout=1)\n    return True",
+    ]
+    for code in hacks:
+        score = scorer.score(task, f"```python\n{code}\n```")
+        assert score.reward == 0.0, (code, score)

@@ -1,0 +1,39 @@
+"""Shared fixtures. `docker_image`: the Docker sandbox image, built once per session when
+missing; tests that use it skip with the reason when no engine is reachable, or fail instead
+when RLVR_REQUIRE_DOCKER=1 (CI sets it, so Docker tests really run there)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def require_docker() -> None:
+    """Skip (or fail under RLVR_REQUIRE_DOCKER=1) when no Docker engine answers."""
+    from rlvr_envs.sandbox.docker import docker_problem
+
+    problem = docker_problem()
+    if problem is not None:
+        message = f"Docker engine unavailable: {problem}"
+        if os.environ.get("RLVR_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"{message} (RLVR_REQUIRE_DOCKER=1)")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def docker_image() -> str:
+    """Tag of the project's sandbox image (built with debootstrap on first use, then cached)."""
+    require_docker()
+    from rlvr_envs.sandbox.image import ensure_image
+
+    return ensure_image()
+
+
+@pytest.fixture(scope="session")
+def docker_sandbox(docker_image):
+    from rlvr_envs.sandbox import get_sandbox
+
+    sandbox = get_sandbox("docker", image=docker_image)
+    yield sandbox
+    sandbox.close()
