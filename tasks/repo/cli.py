@@ -88,14 +88,14 @@ def import_swebench_command(records: Path = typer.Argument(..., help="JSON or JS
 @app.command("audit-repo")
 def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all | a JSONL path"),
                sandbox: str = typer.Option("auto", help="auto | local | bwrap | docker"),
-               ids: Optional[List[str]] = typer.Option(None, "--id", help="only these tasks")
-               ) -> None:
+               ids: Optional[List[str]] = typer.Option(None, "--id", help="only these tasks"),
+               workers: int = typer.Option(1, help="tasks audited in parallel")) -> None:
     """Null agent (submit at once) must score 0 and gold-patch agent 1 on every task."""
     from rlvr_envs.tasks.repo.audit import audit_tasks
 
     bad = 0
     table = Table("task", "null", "gold", "verdict")
-    for row in audit_tasks(tasks, sandbox=sandbox, ids=ids):
+    for row in audit_tasks(tasks, sandbox=sandbox, ids=ids, workers=workers):
         bad += not row.ok
         table.add_row(row.task, f"{row.null:g}", f"{row.gold:g}",
                       "[green]ok[/]" if row.ok else f"[red]FAIL[/] {row.detail}")

@@ -1,22 +1,16 @@
 """Fixtures of the repo-editing tests: sandboxes per backend, envs on shipped tasks.
 
-Docker tests skip with a visible reason when no engine is reachable, and fail instead when
-RLVR_REQUIRE_DOCKER=1 (CI). If a shared docker fixture appears in tests/conftest.py, these
-defer to the same rule.
+Docker tests use the shared `docker_sandbox` fixture of tests/conftest.py: they skip with a
+visible reason when no engine is reachable, and fail instead when RLVR_REQUIRE_DOCKER=1 (CI).
 """
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import pytest
 
 from rlvr_envs.sandbox import get_sandbox
-
-
-def _require_docker() -> bool:
-    return os.environ.get("RLVR_REQUIRE_DOCKER") == "1"
 
 
 @pytest.fixture(scope="session")
@@ -49,16 +43,10 @@ def local_backend():
 
 
 @pytest.fixture(scope="session")
-def repo_docker_sandbox():
-    from rlvr_envs.sandbox.docker import docker_problem
-    problem = docker_problem()
-    if problem is not None:
-        if _require_docker():
-            pytest.fail(f"RLVR_REQUIRE_DOCKER=1 but Docker is unavailable: {problem}")
-        pytest.skip(f"Docker unavailable: {problem}")
-    box = get_sandbox("docker")
-    yield box
-    box.close()
+def repo_docker_sandbox(docker_sandbox):
+    """The shared Docker sandbox of tests/conftest.py (skips, or fails under
+    RLVR_REQUIRE_DOCKER=1, when no engine is reachable)."""
+    return docker_sandbox
 
 
 @pytest.fixture

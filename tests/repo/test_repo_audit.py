@@ -10,7 +10,7 @@ from rlvr_envs.tasks.repo.env import RepoEditEnv
 def _audit(sandbox):
     env = RepoEditEnv("shipped", sandbox=sandbox)
     try:
-        rows = list(audit_env(env))
+        rows = list(audit_env(env, workers=2))
     finally:
         env.close()
     assert len(rows) == len(env.source) >= 12
