@@ -4,7 +4,8 @@
 1. `pip download --no-deps --no-binary :all: toolz` (the sdist; needs PyPI, or a local index);
 2. unpack, keep the source, tests, licence and configuration (drop docs, build leftovers),
    pack it as a deterministic snapshot;
-3. run the whole test suite on the pristine tree (the package must pass its own tests here);
+3. run the whole test suite on the pristine tree twice (the package must pass its own tests
+   here; a test that does not pass both times is flaky and never required);
 4. enumerate AST mutation sites in the library code (never tests), sample some, and keep a
    mutant when some tests fail and the rest pass (`builder.build_task`);
 5. write each kept mutant's problem statement from the failing behaviour — the failing test
@@ -32,6 +33,7 @@ from rlvr_envs.tasks.repo.builder import (
     build_task,
     count_source_files,
     run_suite_on_copy,
+    stable,
     summarize_failures,
 )
 from rlvr_envs.tasks.repo.grading import is_protected
@@ -146,7 +148,9 @@ def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries
         materialise_snapshot(str(out_dir / "snapshots" / name), pristine)
         progress(f"{package} {version}: running its tests")
         base_meta = {"python_path": ["."], "test_timeout": test_timeout}
-        pristine_run = run_suite_on_copy(sandbox, pristine, base_meta, timeout=test_timeout)
+        # twice: a test that does not pass both times is flaky and never required
+        pristine_run = stable(*(run_suite_on_copy(sandbox, pristine, base_meta,
+                                                  timeout=test_timeout) for _ in range(2)))
         passing = pristine_run.passing()
         if not passing or pristine_run.timed_out:
             raise SynthesisError(f"{package} {version}: its test suite does not pass here "
