@@ -8,6 +8,7 @@ from typing import Iterator
 
 from gymnasium.utils.env_checker import check_env
 
+from rlvr_envs.core.multiturn import MultiTurnEnv, run_episode
 from rlvr_envs.registry import env_entry, make
 
 CheckResult = tuple[str, bool, str]
@@ -40,6 +41,10 @@ def _run_checks(env, samples: int) -> Iterator[CheckResult]:
     ids_b = [base.reset(seed=s)[1]["task"]["id"] for s in range(samples)]
     yield "seed determinism", ids_a == ids_b, "" if ids_a == ids_b else f"{ids_a} != {ids_b}"
 
+    if isinstance(base, MultiTurnEnv):
+        yield from _audit_multiturn(base, samples)
+        return
+
     bad_gold, bad_empty = [], []
     for seed in range(samples):
         _, info = base.reset(seed=seed)
@@ -54,3 +59,20 @@ def _run_checks(env, samples: int) -> Iterator[CheckResult]:
             bad_empty.append(f"{info['task']['id']}: {reward}")
     yield "gold scores 1", not bad_gold, "; ".join(bad_gold[:3])
     yield "empty scores 0", not bad_empty, "; ".join(bad_empty[:3])
+
+
+def _audit_multiturn(base: MultiTurnEnv, samples: int) -> Iterator[CheckResult]:
+    """Multi-turn envs: the env's scripted gold agent scores 1 and its null agent 0."""
+    agents = base.scripted_agents()
+    if not {"gold", "null"} <= set(agents):
+        yield "scripted agents", False, "the env offers no 'gold' and 'null' scripted agents"
+        return
+    bad_gold, bad_null = [], []
+    for seed in range(samples):
+        for name, want, bad in (("gold", 1.0, bad_gold), ("null", 0.0, bad_null)):
+            episode = run_episode(base, agents[name], seed=seed)
+            if episode.reward != want:
+                bad.append(f"{episode.info['task']['id']}: {episode.reward} "
+                           f"({episode.info.get('verifier')})")
+    yield "gold agent scores 1", not bad_gold, "; ".join(bad_gold[:3])
+    yield "null agent scores 0", not bad_null, "; ".join(bad_null[:3])

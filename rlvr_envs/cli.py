@@ -22,6 +22,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("rlvr_envs.sandbox.cli", "app", "sandbox"),
     ("rlvr_envs.integrations.cli", "serve_app", "serve"),
     ("rlvr_envs.integrations.cli", "export_app", "export"),
+    ("rlvr_envs.tasks.repo.cli", "app", "tasks"),
 ]
 
 

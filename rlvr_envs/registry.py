@@ -19,6 +19,7 @@ import gymnasium as gym
 FAMILY_MODULES = (
     "rlvr_envs.tasks.math.envs",
     "rlvr_envs.tasks.code.envs",
+    "rlvr_envs.tasks.repo.envs",
 )
 
 

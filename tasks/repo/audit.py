@@ -1,0 +1,76 @@
+"""The null/gold audit of repo tasks: through the env's tools, the null agent (submit at
+once) must score 0 and the gold-patch agent must score 1, on whichever sandbox backend."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+from rlvr_envs.tasks.repo.agents import GoldPatchAgent, NullAgent, run_episode
+
+
+@dataclass
+class AuditRow:
+    task: str
+    null: float
+    gold: float
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.null == 0.0 and self.gold == 1.0
+
+
+def audit_task(env, task) -> AuditRow:
+    """Null and gold episodes of one task."""
+    null = run_episode(env, NullAgent(), task=task)
+    gold = run_episode(env, GoldPatchAgent(), task=task)
+    detail = ""
+    if null.reward != 0.0:
+        detail += f"null scored {null.reward} ({null.info.get('verifier')}); "
+    if gold.reward != 1.0:
+        detail += (f"gold scored {gold.reward} ({gold.info.get('verifier')}: "
+                   f"{gold.info.get('failed_tests')})")
+    return AuditRow(task.source_id or task.id, null.reward, gold.reward, detail)
+
+
+def audit_env(env, ids: Sequence[str] | None = None, *, workers: int = 1) -> Iterator[AuditRow]:
+    """Audit every task of a RepoEditEnv (or only `ids`); `workers` > 1 audits tasks in
+    parallel threads, each with its own env on the same sandbox (test runs are subprocesses
+    or containers, so threads overlap their start-up and I/O)."""
+    tasks = [t for t in env.source
+             if not ids or (t.source_id or t.id) in ids or t.id in ids]
+    if workers <= 1:
+        for task in tasks:
+            yield audit_task(env, task)
+        return
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+
+    local = threading.local()
+    envs = []
+
+    def run(task):
+        if not hasattr(local, "env"):
+            local.env = RepoEditEnv(tasks, sandbox=env.scorer.sandbox)
+            envs.append(local.env)
+        return audit_task(local.env, task)
+
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            yield from pool.map(run, tasks)
+    finally:
+        for worker_env in envs:
+            worker_env.end_episode()
+
+
+def audit_tasks(tasks: Any = "shipped", *, sandbox: Any = "auto",
+                ids: Sequence[str] | None = None, workers: int = 1) -> Iterator[AuditRow]:
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+
+    env = RepoEditEnv(tasks, sandbox=sandbox)
+    try:
+        yield from audit_env(env, ids, workers=workers)
+    finally:
+        env.close()

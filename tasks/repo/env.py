@@ -1,0 +1,178 @@
+"""RepoEditEnv: fix a bug in a real Python repository through tools (rlvr/RepoEdit-v0).
+
+`reset` builds a fresh, history-safe git workspace of the task's base tree (under a second
+locally; the base tree itself is built once per process) and shows the problem statement.
+The agent acts with bash / view / str_replace / create / run_tests, and `submit` grades its
+changes with `RepoScorer` (tests restored from the pristine tree, run in the sandbox). After
+every command and before grading, every process the episode started is killed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from rlvr_envs.tasks.repo import tools
+from rlvr_envs.tasks.repo.grading import pytest_env
+from rlvr_envs.tasks.repo.processes import kill_tagged
+from rlvr_envs.tasks.repo.records import check_repo_task, load_repo_tasks
+from rlvr_envs.tasks.repo.scoring import COMPONENTS, RepoScorer
+from rlvr_envs.tasks.repo.workspace import build_workspace
+
+from rlvr_envs.core.multiturn import MultiTurnEnv, ToolCall, ToolCallError, ToolResult
+from rlvr_envs.core.scoring import Score, zero_score
+from rlvr_envs.core.task import Task
+
+SYSTEM_PROMPT = """You are a software engineer fixing a bug in a Python repository. The \
+repository is your current working directory. Use the tools to explore the code, edit it and \
+run the tests, then call `submit` when the bug is fixed. The grader runs the project's own \
+tests (test files are restored before grading, so fix the code, not the tests).
+
+Call exactly one tool per turn, as JSON inside tags:
+<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>
+
+Tools: bash(command, timeout), view(path, start_line, end_line), str_replace(path, old_str, \
+new_str), create(path, content), run_tests(tests), submit()."""
+
+MAX_BASH_TIMEOUT = 120
+
+
+def statement_text(task: Task) -> str:
+    meta = task.metadata
+    return (f"Repository: {meta['repo']}\n\n{task.prompt.strip()}\n\n"
+            f"Visible tests (run them with the run_tests tool): "
+            f"{', '.join(meta.get('visible_tests', [])) or 'none'}")
+
+
+class RepoEditEnv(MultiTurnEnv):
+    """Multi-turn repository editing with verified, hack-resistant grading."""
+
+    def __init__(self, tasks: Any = "shipped", *, sandbox: Any = "auto", max_turns: int = 30,
+                 bash_timeout: float = 30.0, test_timeout: float | None = None,
+                 partial_credit: bool = False, levels: Sequence[int] | None = None,
+                 repos: Sequence[str] | None = None, max_observation_chars: int = 16_000,
+                 workspace_root: str | None = None, render_mode: str | None = None,
+                 sandbox_options: dict[str, Any] | None = None):
+        super().__init__(load_repo_tasks(tasks, levels=levels, repos=repos), SYSTEM_PROMPT,
+                         max_turns=max_turns, max_observation_chars=max_observation_chars,
+                         render_mode=render_mode)
+        self.scorer = RepoScorer(sandbox, partial_credit=partial_credit,
+                                 test_timeout=test_timeout, sandbox_options=sandbox_options)
+        self.bash_timeout = float(bash_timeout)
+        self.workspace_root = workspace_root
+        self._episode_dir: Path | None = None
+        self._workspace: Path | None = None
+        self._token = ""
+
+    # -- episode state ---------------------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Path | None:
+        """The directory the agent edits (None between episodes)."""
+        return self._workspace
+
+    def tool_specs(self):
+        return tools.TOOL_SPECS
+
+    def begin_episode(self, task: Task) -> str:
+        check_repo_task(task)
+        meta = task.metadata
+        base = self.scorer.base_trees.base_tree(meta)
+        self._episode_dir = Path(tempfile.mkdtemp(prefix="rlvr-ws-", dir=self.workspace_root))
+        self._workspace = self._episode_dir / "repo"
+        self._token = secrets.token_hex(12)
+        forbidden = list(meta.get("fixed_blobs", []))
+        build_workspace(base, self._workspace, expected_commit=meta.get("workspace_commit"),
+                        forbidden_blobs=forbidden)
+        return statement_text(task)
+
+    def end_episode(self) -> None:
+        if self._episode_dir is not None:
+            kill_tagged(self._token, self._workspace)
+            shutil.rmtree(self._episode_dir, ignore_errors=True)
+        self._episode_dir = self._workspace = None
+
+    def scripted_agents(self) -> dict[str, Any]:
+        from rlvr_envs.tasks.repo.agents import GoldPatchAgent, NullAgent
+        return {"null": NullAgent(), "gold": GoldPatchAgent()}
+
+    def score_on_truncation(self) -> Score:
+        return zero_score("turn_budget_exhausted", COMPONENTS)
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    def _run(self, command: list[str], timeout: float, env: dict[str, str] | None = None):
+        from rlvr_envs.sandbox.base import Limits
+
+        assert self._workspace is not None
+        run_env = {"RLVR_EPISODE": self._token, **(env or {})}
+        try:
+            return self.scorer.sandbox.run(command, workdir=self._workspace, env=run_env,
+                                           limits=Limits(wall_time=timeout, memory_mb=2048,
+                                                         max_output_bytes=200_000))
+        finally:
+            kill_tagged(self._token, self._workspace)
+
+    def call_tool(self, call: ToolCall) -> ToolResult:
+        try:
+            return self._call_tool(call)
+        except OSError as err:  # e.g. create under a path that is a file: the model's mistake
+            raise ToolCallError(f"{call.name}: {type(err).__name__}: {err.strerror or err}"
+                                ) from None
+
+    def _call_tool(self, call: ToolCall) -> ToolResult:
+        ws, args = self._workspace, call.arguments
+        assert ws is not None and self.task is not None
+        if call.name == "bash":
+            timeout = args.get("timeout", self.bash_timeout)
+            if not 0 < timeout <= MAX_BASH_TIMEOUT:
+                raise ToolCallError(f"timeout must be in (0, {MAX_BASH_TIMEOUT}] seconds")
+            result = self._run(["bash", "-c", args["command"]], float(timeout))
+            return ToolResult(_command_output(result), details={"exit_code": result.exit_code})
+        if call.name == "view":
+            return ToolResult(tools.view(ws, args["path"], args.get("start_line"),
+                                         args.get("end_line")))
+        if call.name == "str_replace":
+            return ToolResult(tools.str_replace(ws, args["path"], args["old_str"],
+                                                args["new_str"]))
+        if call.name == "create":
+            return ToolResult(tools.create(ws, args["path"], args["content"]))
+        if call.name == "run_tests":
+            meta = self.task.metadata
+            selected = tools.select_visible(list(meta.get("visible_tests", [])),
+                                            args.get("tests"))
+            if not selected:
+                raise ToolCallError("this task has no visible tests")
+            python = getattr(self.scorer.sandbox, "python", "python3")
+            result = self._run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                *selected], float(meta.get("test_timeout", 300)),
+                               env=pytest_env(meta, ws))
+            return ToolResult(_command_output(result), details={"exit_code": result.exit_code})
+        if call.name == "submit":
+            kill_tagged(self._token, ws)
+            score = self.scorer.score_workspace(self.task, ws)
+            return ToolResult(f"submitted: reward {score.reward:g} ({score.verifier})",
+                              score=score)
+        raise ToolCallError(f"unknown tool {call.name!r}")
+
+    def close(self) -> None:
+        super().close()
+        self.scorer.close()
+
+
+def _command_output(result) -> str:
+    parts = [result.stdout]
+    if result.stderr:
+        parts.append(result.stderr)
+    text = "\n".join(p.rstrip("\n") for p in parts if p)
+    if result.timed_out:
+        status = "timed out (killed)"
+    elif result.exit_code is None:
+        status = "killed"
+    else:
+        status = f"exit code {result.exit_code}"
+    note = " [output truncated]" if result.truncated else ""
+    return f"{text}\n[{status}{note}]".lstrip("\n")

@@ -1,0 +1,101 @@
+"""RepoScorer: the one grading path of repo tasks, for the env's `submit` and for trainers.
+
+`score(task, patch)` grades a patch (the completion of a repo task is a diff against its base
+tree; the gold completion is the gold patch). `score_workspace(task, directory)` grades a
+directory the agent edited (what `submit` does). Both end in `grading.grade_changes`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from rlvr_envs.tasks.repo.grading import GradeRun, grade_changes
+from rlvr_envs.tasks.repo.records import check_repo_task
+from rlvr_envs.tasks.repo.snapshot import BASE_TREES, BaseTreeCache, apply_patch
+from rlvr_envs.tasks.repo.workspace import WorkspaceTooLarge, collect_changes
+
+from rlvr_envs.core.scoring import Score, Scorer, zero_score
+from rlvr_envs.core.task import Task
+
+COMPONENTS = {"tests": 0.0}
+
+
+def make_sandbox(backend: Any = "auto", **options: Any):
+    """A sandbox for repo tasks: pytest must be importable, so bubblewrap keeps the Python
+    installation's site-packages visible."""
+    from rlvr_envs.sandbox import Sandbox, get_sandbox
+
+    if isinstance(backend, Sandbox) or hasattr(backend, "run"):
+        return backend
+    if backend in ("auto", "bwrap"):
+        options.setdefault("hide_site_packages", False)
+    return get_sandbox(backend, **options)
+
+
+class RepoScorer(Scorer):
+    """Grades repo tasks in a sandbox. `partial_credit`: reward = fraction of required tests
+    passing (only when the run itself completed) instead of all-or-nothing."""
+
+    components = COMPONENTS
+
+    def __init__(self, sandbox: Any = "auto", *, partial_credit: bool = False,
+                 test_timeout: float | None = None, base_trees: BaseTreeCache = BASE_TREES,
+                 sandbox_options: dict[str, Any] | None = None):
+        self._sandbox_spec, self._sandbox_options = sandbox, dict(sandbox_options or {})
+        self._sandbox = None
+        self._lock = threading.Lock()
+        self.partial_credit = partial_credit
+        self.test_timeout = test_timeout
+        self.base_trees = base_trees
+        self.last_run: GradeRun | None = None
+
+    @property
+    def sandbox(self):
+        with self._lock:
+            if self._sandbox is None:
+                self._sandbox = make_sandbox(self._sandbox_spec, **self._sandbox_options)
+            return self._sandbox
+
+    def gold_completion(self, task: Task) -> str:
+        return check_repo_task(task).metadata["gold_patch"]
+
+    def score(self, task: Task, completion: str) -> Score:
+        """Grade `completion` as a patch against the task's base tree."""
+        check_repo_task(task)
+        if not isinstance(completion, str):
+            raise TypeError(f"a repo completion is a patch (str), got {type(completion).__name__}")
+        base = self.base_trees.base_tree(task.metadata)
+        with tempfile.TemporaryDirectory(prefix="rlvr-patch-") as scratch:
+            tree = Path(scratch) / "repo"
+            shutil.copytree(base, tree, symlinks=True)
+            if completion.strip():
+                try:
+                    apply_patch(tree, completion, what="submitted patch")
+                except ValueError as err:
+                    return zero_score("patch_does_not_apply", COMPONENTS, error=str(err)[:500])
+            return self.score_workspace(task, tree)
+
+    def score_workspace(self, task: Task, workspace: Path) -> Score:
+        """Grade the files of `workspace` (an edited copy of the task's base tree)."""
+        base = self.base_trees.base_tree(task.metadata)
+        try:
+            changes = collect_changes(base, workspace)
+        except WorkspaceTooLarge as err:
+            return zero_score("workspace_too_large", COMPONENTS, error=str(err))
+        score, run = grade_changes(self.sandbox, base, changes, task.metadata,
+                                   timeout=self.test_timeout, partial_credit=self.partial_credit)
+        self.last_run = run
+        score.details["agent_patch"] = run.agent_patch[:20_000]
+        score.details["isolation"] = run.isolation
+        score.details["grade_seconds"] = round(run.duration, 3)
+        return score
+
+    def close(self) -> None:
+        with self._lock:
+            if self._sandbox is not None and self._sandbox is not self._sandbox_spec:
+                self._sandbox.close()
+            self._sandbox = None

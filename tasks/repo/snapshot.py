@@ -1,0 +1,188 @@
+"""Repository snapshots: where a repo task's pristine source tree lives and how the task's
+base tree (what the agent starts from) is made from it.
+
+A snapshot is a `.tar.gz` of a source tree (top-level entries at the archive root), a plain
+directory, or a git repository plus the task's `base_commit` (SWE-bench style). A task's
+metadata names it as:
+
+- ``shipped:<file>``  — `tasks/repo/data/snapshots/<file>` (installed with the package)
+- ``cache:<file>``    — `<cache dir>/snapshots/<file>` (tasks built by `rlvr tasks build-repo`)
+- ``git:<path>``      — a git checkout; the tree at `base_commit` is exported (history dropped)
+- an absolute path to a `.tar.gz` or a directory.
+
+The base tree is the snapshot with the task's `setup_patch` applied (the injected bug of a
+synthesised task). Base trees are extracted once per process and copied per episode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+from pathlib import Path
+from typing import Mapping
+
+SHIPPED_DIR = Path(__file__).resolve().parent / "data"
+#: files never copied into a base tree: caches and build leftovers that could carry the fix
+JUNK_NAMES = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox",
+              ".eggs", ".git", ".hg", ".svn", "build", "dist", ".coverage"}
+JUNK_SUFFIXES = (".pyc", ".pyo", ".egg-info", ".orig", ".rej")
+
+
+def cache_dir() -> Path:
+    """Where built repo tasks are cached: $RLVR_CACHE_DIR/repo or ~/.cache/rlvr-envs/repo."""
+    root = os.environ.get("RLVR_CACHE_DIR")
+    base = Path(root) if root else Path.home() / ".cache" / "rlvr-envs"
+    return base / "repo"
+
+
+def resolve_snapshot(location: str) -> Path:
+    """The filesystem path a snapshot location names (see the module docstring)."""
+    if not isinstance(location, str) or not location:
+        raise ValueError(f"a repo snapshot location must be a non-empty string, got {location!r}")
+    if location.startswith("shipped:"):
+        path = SHIPPED_DIR / "snapshots" / location.split(":", 1)[1]
+    elif location.startswith("cache:"):
+        path = cache_dir() / "snapshots" / location.split(":", 1)[1]
+    elif location.startswith("git:"):
+        path = Path(location.split(":", 1)[1])
+    else:
+        path = Path(location)
+    if not path.exists():
+        raise FileNotFoundError(f"repo snapshot {location!r} not found at {path}")
+    return path
+
+
+def is_junk(rel_path: str) -> bool:
+    parts = Path(rel_path).parts
+    return any(p in JUNK_NAMES or p.endswith(JUNK_SUFFIXES) for p in parts)
+
+
+def pack_tree(tree: Path, out_file: Path) -> str:
+    """Write `tree` as a deterministic .tar.gz (sorted, zeroed times and owners, no junk);
+    return its sha256."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(tree.rglob("*")):
+            rel = path.relative_to(tree).as_posix()
+            if is_junk(rel) or path.is_dir() and not path.is_symlink():
+                continue
+            info = tar.gettarinfo(str(path), arcname=rel)
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            info.mode = 0o755 if info.mode & 0o111 else 0o644
+            if info.isreg():
+                with open(path, "rb") as fh:
+                    tar.addfile(info, fh)
+            elif info.issym():
+                tar.addfile(info)
+    import gzip
+    data = gzip.compress(buf.getvalue(), compresslevel=9, mtime=0)
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def _safe_extract(archive: Path, dest: Path) -> None:
+    with tarfile.open(archive, "r:gz") as tar:
+        tar.extractall(dest, filter="data")
+
+
+def export_git_tree(repo: Path, commit: str, dest: Path) -> None:
+    """The tree of `repo` at `commit`, without any history (git archive)."""
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit],
+                             capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise ValueError(f"cannot export commit {commit} of {repo}: "
+                         f"{archive.stderr.decode(errors='replace').strip()}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout), mode="r:") as tar:
+        tar.extractall(dest, filter="data")
+
+
+def apply_patch(tree: Path, patch: str, *, what: str = "patch") -> None:
+    """Apply a unified diff (git format) to a plain directory; fail loudly if it does not apply."""
+    if not patch.strip():
+        return
+    proc = subprocess.run(["git", "apply", "--whitespace=nowarn", "--unsafe-paths", "-"],
+                          input=patch.encode("utf-8"), cwd=tree, capture_output=True,
+                          env=_plain_git_env())
+    if proc.returncode != 0:
+        raise ValueError(f"the {what} does not apply to {tree}: "
+                         f"{proc.stderr.decode(errors='replace').strip()[:2000]}")
+
+
+def _plain_git_env() -> dict[str, str]:
+    """git with no user or system configuration (hooks, templates, aliases) in play."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+def materialise_snapshot(location: str, dest: Path, *, base_commit: str | None = None) -> None:
+    """Write the snapshot's pristine tree into the empty directory `dest` (no junk files)."""
+    source = resolve_snapshot(location)
+    if location.startswith("git:") or (source / ".git").exists():
+        if not base_commit:
+            raise ValueError(f"snapshot {location!r} is a git repository: the task needs a "
+                             f"base_commit to export")
+        export_git_tree(source, base_commit, dest)
+    elif source.is_dir():
+        shutil.copytree(source, dest, dirs_exist_ok=True, symlinks=True,
+                        ignore=lambda d, names: [n for n in names if is_junk(n)])
+    elif source.name.endswith((".tar.gz", ".tgz")):
+        _safe_extract(source, dest)
+    else:
+        raise ValueError(f"repo snapshot {source} is neither a directory, a git repository "
+                         f"nor a .tar.gz")
+    for path in sorted(dest.rglob("*"), reverse=True):
+        if path.exists() and is_junk(path.relative_to(dest).as_posix()):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
+
+class BaseTreeCache:
+    """Per-process cache of base trees (snapshot + setup patch), keyed by their content."""
+
+    def __init__(self, root: Path | None = None):
+        self._root = root
+        self._trees: dict[str, Path] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="rlvr-repo-base-"))
+        return self._root
+
+    def base_tree(self, metadata: Mapping[str, object]) -> Path:
+        """The read-only base tree of a task (build it on first use)."""
+        key = hashlib.sha256(repr((metadata["snapshot"], metadata.get("base_commit"),
+                                   metadata.get("setup_patch", ""))).encode()).hexdigest()[:20]
+        with self._lock:
+            if key in self._trees and self._trees[key].is_dir():
+                return self._trees[key]
+            dest = self.root / key
+            if dest.exists():
+                shutil.rmtree(dest)
+            dest.mkdir(parents=True)
+            commit = metadata.get("base_commit")
+            materialise_snapshot(str(metadata["snapshot"]), dest,
+                                 base_commit=str(commit) if commit else None)
+            apply_patch(dest, str(metadata.get("setup_patch", "") or ""), what="setup patch")
+            self._trees[key] = dest
+            return dest
+
+    def clear(self) -> None:
+        with self._lock:
+            if self._root is not None:
+                shutil.rmtree(self._root, ignore_errors=True)
+            self._root, self._trees = None, {}
+
+
+BASE_TREES = BaseTreeCache()

@@ -1,0 +1,69 @@
+"""Fixtures of the repo-editing tests: sandboxes per backend, envs on shipped tasks.
+
+Docker tests use the shared `docker_sandbox` fixture of tests/conftest.py: they skip with a
+visible reason when no engine is reachable, and fail instead when RLVR_REQUIRE_DOCKER=1 (CI).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from rlvr_envs.sandbox import get_sandbox
+
+
+@pytest.fixture(scope="session")
+def local_sandbox():
+    box = get_sandbox("local")
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
+def isolated_sandbox():
+    """bubblewrap when it works here, else the local backend (named in the test id)."""
+    from rlvr_envs.sandbox.bwrap import bwrap_problem
+    if bwrap_problem() is not None:
+        pytest.skip(f"bubblewrap unavailable: {bwrap_problem()}")
+    box = get_sandbox("bwrap", hide_site_packages=False)
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
+def local_backend():
+    """What `sandbox="auto"` gives repo tasks: bubblewrap when present, else local."""
+    from rlvr_envs.tasks.repo.scoring import make_sandbox
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        box = make_sandbox("auto")
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
+def repo_docker_sandbox(docker_sandbox):
+    """The shared Docker sandbox of tests/conftest.py (skips, or fails under
+    RLVR_REQUIRE_DOCKER=1, when no engine is reachable)."""
+    return docker_sandbox
+
+
+@pytest.fixture
+def repo_env(local_sandbox):
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+    env = RepoEditEnv("shipped", sandbox=local_sandbox, max_turns=8)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="session")
+def shipped_tasks():
+    from rlvr_envs.tasks.repo.records import load_repo_tasks
+    return list(load_repo_tasks("shipped"))
+
+
+@pytest.fixture(scope="session")
+def calc_task(shipped_tasks):
+    """minicalc with a left-associativity bug (fix: `precedence + 1`)."""
+    return next(t for t in shipped_tasks if t.source_id == "minicalc-associativity")
