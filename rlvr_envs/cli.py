@@ -17,7 +17,7 @@ app = typer.Typer(help="rlvr-envs: verifiable-reward environments for language-m
 console = Console()
 
 #: (module, attribute, command name) of sub-apps that other parts of the package provide
-SUBCOMMANDS: list[tuple[str, str, str]] = []
+SUBCOMMANDS: list[tuple[str, str, str]] = [("rlvr_envs.agents.cli", "app", "train")]
 
 
 @app.command("list")
