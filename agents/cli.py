@@ -79,3 +79,115 @@ def grpo_command(
     except (ValueError, KeyError, TypeError) as err:
         _fail(err)
     _report(result)
+
+
+@app.command("ppo")
+def ppo_command(
+    env: str = typer.Option(..., "--env"), model: str = typer.Option(..., "--model"),
+    output_dir: str = typer.Option(..., "--output-dir"), env_kwargs: str = ENV_KWARGS,
+    total_updates: int = typer.Option(20), prompts_per_update: int = typer.Option(8),
+    samples_per_prompt: int = typer.Option(4), max_new_tokens: int = typer.Option(32),
+    learning_rate: float = typer.Option(1e-5), kl_coef: float = typer.Option(0.05),
+    ppo_epochs: int = typer.Option(2), minibatch_size: int = typer.Option(16),
+    clip_range: float = typer.Option(0.2), vf_coef: float = typer.Option(0.5),
+    gamma: float = typer.Option(1.0), lam: float = typer.Option(0.95),
+    train_tasks: int = typer.Option(64), eval_tasks: int = typer.Option(16),
+    save_every: int = typer.Option(5), seed: int = typer.Option(0),
+    device: str = DEVICE, dtype: str = DTYPE,
+    gradient_checkpointing: bool = typer.Option(False),
+) -> None:
+    """PPO with a value head and verifiable rewards (agents/ppo.py)."""
+    from rlvr_envs.agents.ppo import PPOSettings, train_ppo
+
+    try:
+        result = train_ppo(PPOSettings(
+            env_id=env, model=model, output_dir=output_dir, env_kwargs=_kwargs(env_kwargs),
+            total_updates=total_updates, prompts_per_update=prompts_per_update,
+            samples_per_prompt=samples_per_prompt, max_new_tokens=max_new_tokens,
+            learning_rate=learning_rate, kl_coef=kl_coef, ppo_epochs=ppo_epochs,
+            minibatch_size=minibatch_size, clip_range=clip_range, vf_coef=vf_coef, gamma=gamma,
+            lam=lam, train_tasks=train_tasks, eval_tasks=eval_tasks, save_every=save_every,
+            seed=seed, device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
+    except (ValueError, KeyError, TypeError) as err:
+        _fail(err)
+    _report(result)
+
+
+@app.command("expert-iteration")
+def expert_iteration_command(
+    env: str = typer.Option(..., "--env"), model: str = typer.Option(..., "--model"),
+    output_dir: str = typer.Option(..., "--output-dir"), env_kwargs: str = ENV_KWARGS,
+    rounds: int = typer.Option(3), samples_per_task: int = typer.Option(8),
+    max_new_tokens: int = typer.Option(64), temperature: float = typer.Option(1.0),
+    sft_epochs: float = typer.Option(1.0), learning_rate: float = typer.Option(1e-5),
+    batch_size: int = typer.Option(8), train_tasks: int = typer.Option(64),
+    eval_tasks: int = typer.Option(16), seed: int = typer.Option(0),
+    device: str = DEVICE, dtype: str = DTYPE,
+    gradient_checkpointing: bool = typer.Option(False),
+) -> None:
+    """Sample k per task, keep the verified-correct ones, SFT on them; N rounds."""
+    from rlvr_envs.agents.expert_iteration import (ExpertIterationSettings,
+                                                   train_expert_iteration)
+
+    try:
+        result = train_expert_iteration(ExpertIterationSettings(
+            env_id=env, model=model, output_dir=output_dir, env_kwargs=_kwargs(env_kwargs),
+            rounds=rounds, samples_per_task=samples_per_task, max_new_tokens=max_new_tokens,
+            temperature=temperature, sft_epochs=sft_epochs, learning_rate=learning_rate,
+            batch_size=batch_size, train_tasks=train_tasks, eval_tasks=eval_tasks, seed=seed,
+            device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
+    except (ValueError, KeyError, TypeError) as err:
+        _fail(err)
+    _report(result)
+
+
+def _pairs(values: List[str], what: str) -> dict:
+    out = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name or not rest:
+            raise typer.BadParameter(f"{what} must look like NAME=VALUE, got {value!r}")
+        out[name] = rest
+    return out
+
+
+@app.command("distill")
+def distill_command(
+    student: str = typer.Option(..., "--student", help="starting model of the student"),
+    family: List[str] = typer.Option(..., "--family", help="NAME=ENV_ID, once per family"),
+    expert: List[str] = typer.Option([], "--expert", help="NAME=CHECKPOINT (else trained here "
+                                     "by expert iteration)"),
+    output_dir: str = typer.Option(..., "--output-dir"),
+    train_tasks: int = typer.Option(32), eval_tasks: int = typer.Option(16),
+    samples_per_task: int = typer.Option(4), max_new_tokens: int = typer.Option(64),
+    expert_rounds: int = typer.Option(2), sft_epochs: float = typer.Option(1.0),
+    sft_learning_rate: float = typer.Option(1e-5), logit_epochs: int = typer.Option(1),
+    logit_learning_rate: float = typer.Option(1e-5), seed: int = typer.Option(0),
+    device: str = DEVICE, dtype: str = DTYPE,
+) -> None:
+    """Distill per-family experts into one student (sequence + logit level); print a report."""
+    from rich.table import Table
+
+    from rlvr_envs.agents.distill import DistillSettings, FamilySpec, train_distill
+
+    envs, experts = _pairs(family, "--family"), _pairs(expert, "--expert")
+    unknown = sorted(set(experts) - set(envs))
+    if unknown:
+        raise typer.BadParameter(f"--expert names {unknown} have no --family")
+    try:
+        result = train_distill(DistillSettings(
+            student=student, output_dir=output_dir,
+            families=[FamilySpec(n, e, experts.get(n)) for n, e in envs.items()],
+            train_tasks=train_tasks, eval_tasks=eval_tasks, samples_per_task=samples_per_task,
+            max_new_tokens=max_new_tokens, expert_rounds=expert_rounds, sft_epochs=sft_epochs,
+            sft_learning_rate=sft_learning_rate, logit_epochs=logit_epochs,
+            logit_learning_rate=logit_learning_rate, seed=seed, device=device, dtype=dtype))
+    except (ValueError, KeyError, TypeError) as err:
+        _fail(err)
+    table = Table("family", "expert", "student before", "student after", "traces")
+    for name, row in result["report"].items():
+        table.add_row(name, f"{row['expert']['reward']:.3f}",
+                      f"{row['student_before']['reward']:.3f}",
+                      f"{row['student_after']['reward']:.3f}", str(row["traces"]))
+    console.print(table)
+    console.print(f"student: {result['student']}")

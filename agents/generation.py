@@ -45,8 +45,11 @@ def sample_from_ids(model: Any, tokenizer: Any, prompts: Sequence[Sequence[int]]
         input_ids[row, width - len(ids):] = torch.tensor(list(ids), dtype=torch.long)
         attention[row, width - len(ids):] = 1
     greedy = temperature == 0
+    # rows repeated n times (not num_return_sequences, which greedy decoding refuses)
+    input_ids = input_ids.repeat_interleave(n, dim=0)
+    attention = attention.repeat_interleave(n, dim=0)
     kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=not greedy,
-                                  num_return_sequences=n, return_dict_in_generate=True,
+                                  return_dict_in_generate=True,
                                   output_scores=True, pad_token_id=pad_id, eos_token_id=eos_id)
     if not greedy:
         kwargs.update(temperature=temperature, top_p=top_p, top_k=0)
