@@ -147,7 +147,7 @@ def test_distill_two_experts_into_one_student(tiny_model, tmp_path):
         student=str(tiny_model), output_dir=str(tmp_path / "distill"),
         families=[FamilySpec("a", MAGIC_ENV, experts["a"]), FamilySpec("b", MAGIC_B_ENV,
                                                                        experts["b"])],
-        train_tasks=8, eval_tasks=8, samples_per_task=4, max_new_tokens=8, sft_epochs=3,
+        train_tasks=5, eval_tasks=3, samples_per_task=4, max_new_tokens=8, sft_epochs=3,
         sft_learning_rate=1e-2, logit_epochs=2, logit_learning_rate=5e-3, device="cpu"))
     report = result["report"]
     for name in ("a", "b"):
