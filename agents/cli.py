@@ -36,7 +36,7 @@ def _report(result: dict) -> None:
 
 
 def _fail(err: Exception) -> None:
-    console.print(f"[red]error:[/] {err}", markup=True, highlight=False)
+    console.print(f"[red]error:[/] {err}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 

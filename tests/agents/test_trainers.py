@@ -188,4 +188,4 @@ def test_cli_reports_a_missing_model(tmp_path):
                                       str(tmp_path / "nope"), "--output-dir",
                                       str(tmp_path / "run")])
     assert result.exit_code == 2
-    assert "does not exist" in result.output
+    assert "does not exist" in " ".join(result.output.split())
