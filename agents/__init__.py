@@ -1,1 +1,10 @@
-"""Policies and trainers (installed as rlvr_envs.agents; needs the `train` extra)."""
+"""Policies and trainers (installed as rlvr_envs.agents; trainers need the `train` extra).
+
+Importing this package does not import torch: `resolve_policy` and the scripted policies work
+without it; model policies and trainers import torch when they run.
+"""
+
+from rlvr_envs.agents.policy import Completion, Policy, SamplingParams
+from rlvr_envs.agents.registry import resolve_policy
+
+__all__ = ["Completion", "Policy", "SamplingParams", "resolve_policy"]

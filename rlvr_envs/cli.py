@@ -24,6 +24,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("rlvr_envs.integrations.cli", "export_app", "export"),
     ("rlvr_envs.tasks.repo.cli", "app", "tasks"),
 ]
+SUBCOMMANDS: list[tuple[str, str, str]] = [("rlvr_envs.agents.cli", "app", "train")]
 
 
 @app.command("list")

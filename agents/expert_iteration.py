@@ -1,0 +1,126 @@
+"""Expert iteration (rejection-sampling fine-tuning): for N rounds, sample k completions per
+task, keep the ones the env's verifier marks correct, and fine-tune on them (TRL SFTTrainer).
+
+Each round ends with `checkpoint-<round>/` (model + tokenizer); re-running with the same
+output folder resumes after the last finished round. The log has one line per round:
+the sampled pass rate ("reward"), how many verified completions were kept, held-out score.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ExpertIterationSettings:
+    env_id: str
+    model: str
+    output_dir: str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    train_tasks: int = 64
+    eval_tasks: int = 16
+    rounds: int = 3
+    samples_per_task: int = 8
+    max_new_tokens: int = 64
+    temperature: float = 1.0
+    sft_epochs: float = 1.0
+    learning_rate: float = 1e-5
+    batch_size: int = 8
+    max_kept_per_task: int = 4
+    seed: int = 0
+    device: str = "auto"
+    dtype: str = "auto"
+    gradient_checkpointing: bool = False
+
+    def validate(self) -> None:
+        for name in ("rounds", "samples_per_task", "max_new_tokens", "batch_size",
+                     "max_kept_per_task", "train_tasks"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+def verified_samples(model: Any, tokenizer: Any, rows: list[Any], scorer: Any, *, k: int,
+                     max_new_tokens: int, temperature: float, max_kept_per_task: int
+                     ) -> tuple[list[tuple[Any, str]], float]:
+    """(row, text) pairs of distinct verified-correct samples, and the sampled pass rate."""
+    from rlvr_envs.agents.generation import sample_chats
+
+    groups = sample_chats(model, tokenizer, [r.messages for r in rows], n=k,
+                          max_new_tokens=max_new_tokens, temperature=temperature)
+    kept: list[tuple[Any, str]] = []
+    correct = total = 0
+    for row, group in zip(rows, groups):
+        texts = [s.text for s in group]
+        scores = scorer.score_batch([row.task] * len(texts), texts)
+        seen: set[str] = set()
+        for text, score in zip(texts, scores):
+            total += 1
+            correct += bool(score.correct)
+            if score.correct and text not in seen and len(seen) < max_kept_per_task:
+                seen.add(text)
+                kept.append((row, text))
+    return kept, correct / max(total, 1)
+
+
+def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
+    import torch
+
+    import rlvr_envs
+    from rlvr_envs.agents.data import env_scorer, require_answers, split_tasks, task_rows
+    from rlvr_envs.agents.evaluate import score_model
+    from rlvr_envs.agents.models import DeviceSettings, load_model_and_tokenizer
+    from rlvr_envs.agents.run_dir import RunDir
+    from rlvr_envs.agents.sft import run_sft
+
+    settings.validate()
+    run = RunDir(settings.output_dir)
+    run.write_settings(settings)
+    env = rlvr_envs.make(settings.env_id, **settings.env_kwargs)
+    scorer = env_scorer(env, settings.env_id)
+    train, held_out = split_tasks(env, settings.train_tasks, settings.eval_tasks,
+                                  seed=settings.seed, env_id=settings.env_id)
+    require_answers(train, "expert iteration")
+    train_rows = task_rows(env, train, env_id=settings.env_id)
+    eval_rows = task_rows(env, held_out, env_id=settings.env_id)
+    device = DeviceSettings(settings.device, settings.dtype, settings.gradient_checkpointing)
+
+    last = run.last_checkpoint()
+    start = last[0] if last else 0
+    model, tokenizer = load_model_and_tokenizer(last[1] if last else settings.model, device)
+    run.truncate_log(start)
+    if eval_rows and "before" not in run.read_eval():
+        run.write_eval({"before": score_model(model, tokenizer, eval_rows, scorer,
+                                              max_new_tokens=settings.max_new_tokens)})
+    for round_index in range(start + 1, settings.rounds + 1):
+        torch.manual_seed(settings.seed * 1_000_003 + round_index)
+        kept, pass_rate = verified_samples(
+            model, tokenizer, train_rows, scorer, k=settings.samples_per_task,
+            max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+            max_kept_per_task=settings.max_kept_per_task)
+        random.Random(settings.seed + round_index).shuffle(kept)
+        if kept:
+            model = run_sft(model, tokenizer, [(r.messages, text) for r, text in kept],
+                            run.path / "sft-tmp", epochs=settings.sft_epochs,
+                            learning_rate=settings.learning_rate,
+                            batch_size=settings.batch_size,
+                            seed=settings.seed + round_index, bf16=device.use_bf16,
+                            use_cpu=device.resolved_device() == "cpu",
+                            gradient_checkpointing=settings.gradient_checkpointing)
+        record = {"step": round_index, "reward": pass_rate, "kept": len(kept)}
+        if eval_rows:
+            record["held_out"] = score_model(model, tokenizer, eval_rows, scorer,
+                                             max_new_tokens=settings.max_new_tokens)["reward"]
+        run.log(record)
+        checkpoint = run.path / f"checkpoint-{round_index}"
+        model.save_pretrained(checkpoint)
+        tokenizer.save_pretrained(checkpoint)
+
+    model.save_pretrained(run.final_path)
+    tokenizer.save_pretrained(run.final_path)
+    if eval_rows:
+        run.write_eval({"after": score_model(model, tokenizer, eval_rows, scorer,
+                                             max_new_tokens=settings.max_new_tokens)})
+    return {"run_dir": str(run.path), "steps": settings.rounds, "resumed": start > 0,
+            "eval": run.read_eval()}

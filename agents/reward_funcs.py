@@ -1,0 +1,148 @@
+"""Reward functions for trainers, all through the env's one scoring path (its Scorer).
+
+`component_reward_funcs(scorer)` gives one TRL reward function per reward component of the
+scorer (`scorer.components`), so each component is logged on its own; with weight 1 each they
+sum to the env's reward. A cache scores each (task, completion) pair once per batch however
+many component functions read it.
+
+Group-level rewards: `group_reward_funcs([f, ...])` adapts functions
+`f(completions_of_one_prompt: list[str], tasks: list[Task]) -> list[float]` (length penalties
+relative to the group, dynamic-sampling filters, ...) to TRL's per-sample interface: rows are
+grouped by task id in batch order, each group is scored together, and the values are written
+back in place. A function may return None for a row to leave it out of that reward.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+from rlvr_envs.agents.data import task_of
+from rlvr_envs.core.scoring import Score
+from rlvr_envs.core.task import Task
+
+GroupRewardFn = Callable[[list[str], list[Task]], Sequence[float | None]]
+
+
+def completion_text(completion: Any) -> str:
+    """Text of a TRL completion: a string, or a list of chat messages (assistant turns joined)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(m.get("content") or "" for m in completion
+                       if isinstance(m, dict) and m.get("role", "assistant") == "assistant")
+    raise TypeError(f"a completion must be a str or a list of messages, got "
+                    f"{type(completion).__name__}")
+
+
+def scorer_components(scorer: Any) -> list[str]:
+    components = getattr(scorer, "components", None)
+    return list(components) if components else ["correctness"]
+
+
+class ScoreCache:
+    """Scores (task, completion) pairs through the scorer, once each (bounded LRU)."""
+
+    def __init__(self, scorer: Any, max_items: int = 4096):
+        self.scorer, self.max_items = scorer, max_items
+        self._cache: OrderedDict[tuple[str, str], Score] = OrderedDict()
+
+    def scores(self, tasks: Sequence[Task], texts: Sequence[str]) -> list[Score]:
+        todo = [(i, t, c) for i, (t, c) in enumerate(zip(tasks, texts))
+                if (t.id, c) not in self._cache]
+        if todo:
+            fresh = self.scorer.score_batch([t for _, t, _ in todo], [c for _, _, c in todo])
+            for (_, task, text), score in zip(todo, fresh):
+                self._cache[(task.id, text)] = score
+        out = []
+        for task, text in zip(tasks, texts):
+            self._cache.move_to_end((task.id, text))
+            out.append(self._cache[(task.id, text)])
+        while len(self._cache) > self.max_items:
+            self._cache.popitem(last=False)
+        return out
+
+
+def component_reward_funcs(scorer: Any) -> list[Callable[..., list[float]]]:
+    """One TRL reward function per component of the scorer's breakdown."""
+    cache = ScoreCache(scorer)
+    names = scorer_components(scorer)
+
+    def make(name: str) -> Callable[..., list[float]]:
+        def reward(prompts: list[Any], completions: list[Any], task: list[Any] | None = None,
+                   **_: Any) -> list[float]:
+            if task is None:
+                raise ValueError("the dataset has no 'task' column; build it with "
+                                 "rlvr_envs.agents.data.rows_dataset")
+            tasks = [task_of(t) for t in task]
+            scores = cache.scores(tasks, [completion_text(c) for c in completions])
+            for score in scores:
+                unknown = set(score.breakdown) - set(names)
+                if unknown:
+                    raise ValueError(f"the scorer returned components {sorted(unknown)} that "
+                                     f"its `components` {names} does not declare; declare them "
+                                     f"so each is logged and summed")
+            return [float(s.breakdown.get(name, 0.0)) for s in scores]
+
+        reward.__name__ = name
+        return reward
+
+    return [make(n) for n in names]
+
+
+def episode_reward_funcs(components: Sequence[str] | None) -> list[Callable[..., list[float]]]:
+    """Reward functions for multi-turn rollouts: they read the episode's reward (and breakdown)
+    that the rollout function passes along as extra fields."""
+    if not components:
+        def reward(prompts: list[Any], completions: list[Any], episode_reward: list[float],
+                   **_: Any) -> list[float]:
+            return [float(r) for r in episode_reward]
+        return [reward]
+
+    def make(name: str) -> Callable[..., list[float]]:
+        def reward(prompts: list[Any], completions: list[Any],
+                   episode_breakdown: list[dict[str, float]], **_: Any) -> list[float]:
+            return [float(b.get(name, 0.0)) for b in episode_breakdown]
+        reward.__name__ = name
+        return reward
+
+    return [make(n) for n in components]
+
+
+def group_reward_funcs(functions: Sequence[GroupRewardFn]) -> list[Callable[..., list[Any]]]:
+    """TRL reward functions from group-level ones (see the module docstring)."""
+    adapted = []
+    for fn in functions:
+        def reward(prompts: list[Any], completions: list[Any], task: list[Any], *,
+                   _fn: GroupRewardFn = fn, **_: Any) -> list[Any]:
+            tasks = [task_of(t) for t in task]
+            groups: OrderedDict[str, list[int]] = OrderedDict()
+            for i, t in enumerate(tasks):
+                groups.setdefault(t.id, []).append(i)
+            out: list[Any] = [None] * len(tasks)
+            for indices in groups.values():
+                values = list(_fn([completion_text(completions[i]) for i in indices],
+                                  [tasks[i] for i in indices]))
+                if len(values) != len(indices):
+                    raise ValueError(f"group reward {getattr(_fn, '__name__', _fn)!r} returned "
+                                     f"{len(values)} values for a group of {len(indices)}")
+                for i, v in zip(indices, values):
+                    out[i] = v
+            return out
+
+        reward.__name__ = getattr(fn, "__name__", "group_reward")
+        adapted.append(reward)
+    return adapted
+
+
+def import_object(spec: str) -> Any:
+    """`package.module:attribute` → the object (for --group-reward on the command line)."""
+    import importlib
+
+    module, sep, attribute = spec.partition(":")
+    if not sep or not module or not attribute:
+        raise ValueError(f"expected 'package.module:function', got {spec!r}")
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"cannot import {spec!r}: {err}") from None
