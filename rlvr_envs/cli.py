@@ -17,7 +17,10 @@ app = typer.Typer(help="rlvr-envs: verifiable-reward environments for language-m
 console = Console()
 
 #: (module, attribute, command name) of sub-apps that other parts of the package provide
-SUBCOMMANDS: list[tuple[str, str, str]] = []
+SUBCOMMANDS: list[tuple[str, str, str]] = [
+    ("rlvr_envs.eval.cli", "eval_app", "eval"),
+    ("rlvr_envs.eval.cli", "leaderboard_app", "leaderboard"),
+]
 
 
 @app.command("list")
