@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import re
 from typing import Any, Callable
 
@@ -38,7 +39,7 @@ def _from_import_path(spec: str) -> Policy | None:
     if obj is None:
         raise PolicyNotFound(f"policy {spec!r}: module {module_name!r} has no attribute "
                              f"{attribute!r}")
-    if not hasattr(obj, "generate") and callable(obj):
+    if inspect.isclass(obj) or (not hasattr(obj, "generate") and callable(obj)):
         obj = obj()
     return _checked(obj, spec)
 
