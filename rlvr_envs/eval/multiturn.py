@@ -33,6 +33,8 @@ class EpisodeOutcome:
     generate_seconds: float
     step_seconds: float
     messages: list[dict[str, Any]] = field(default_factory=list)
+    #: characters the policy wrote (all assistant turns), the episode's completion length
+    generated_chars: int = 0
 
 
 def _agents_tool_loop():
@@ -61,7 +63,9 @@ def run_multi_turn(env: Any, policy: Policy, params: SamplingParams, task: Task,
         num_tokens=getattr(result, "num_tokens", None),
         finish_reason=str(getattr(result, "finish_reason", "stop")),
         generate_seconds=float(getattr(result, "generate_seconds", time.perf_counter() - start)),
-        step_seconds=float(getattr(result, "step_seconds", 0.0)), messages=messages)
+        step_seconds=float(getattr(result, "step_seconds", 0.0)), messages=messages,
+        generated_chars=sum(len(str(m.get("content") or "")) for m in messages
+                            if m.get("role") == "assistant"))
 
 
 def play_episode(env: Any, policy: Policy, params: SamplingParams, task: Task, *,
@@ -73,7 +77,7 @@ def play_episode(env: Any, policy: Policy, params: SamplingParams, task: Task, *
     messages = list(info.get("messages") or [])
     tokens: int | None = 0
     gen_seconds = step_seconds = 0.0
-    reward, finish, turns = 0.0, "max_turns", 0
+    reward, finish, turns, generated = 0.0, "max_turns", 0, 0
     base_seed = params.seed
     for turn in range(limit):
         turn_params = replace(params, n=1, seed=None if base_seed is None else base_seed + turn)
@@ -81,6 +85,7 @@ def play_episode(env: Any, policy: Policy, params: SamplingParams, task: Task, *
         [[completion]] = policy.generate([messages], turn_params, tasks=[task],
                                          scorers=[scorer] if scorer is not None else None)
         gen_seconds += time.perf_counter() - t0
+        generated += len(completion.text)
         if tokens is not None and completion.num_tokens is not None:
             tokens += completion.num_tokens
         else:
@@ -101,4 +106,4 @@ def play_episode(env: Any, policy: Policy, params: SamplingParams, task: Task, *
     return EpisodeOutcome(transcript=transcript_of(messages), reward=float(reward),
                           info=dict(info), turns=turns, num_tokens=tokens, finish_reason=finish,
                           generate_seconds=gen_seconds, step_seconds=step_seconds,
-                          messages=messages)
+                          messages=messages, generated_chars=generated)

@@ -149,14 +149,15 @@ def _monitor_flags(info: dict[str, Any]) -> dict[str, bool]:
 
 def _episode(entry: ResolvedEntry, task: Task, sample_index: int, text: str, reward: float,
              info: dict[str, Any], num_tokens: int | None, finish_reason: str | None,
-             turns: int, gen_s: float, score_s: float) -> Episode:
+             turns: int, gen_s: float, score_s: float, num_chars: int | None = None) -> Episode:
     return Episode(
         env=entry.entry.name, task_id=task.id, sample_index=sample_index, env_id=entry.entry.env,
         family=task.family, source_id=task.source_id, level=task.difficulty.level,
         completion=text, reward=float(reward), correct=bool(info.get("correct", reward >= 1.0)),
         verifier=None if info.get("verifier") is None else str(info.get("verifier")),
         breakdown={str(k): float(v) for k, v in (info.get("reward_breakdown") or {}).items()},
-        monitors=_monitor_flags(info), num_tokens=num_tokens, num_chars=len(text),
+        monitors=_monitor_flags(info), num_tokens=num_tokens,
+        num_chars=len(text) if num_chars is None else num_chars,
         finish_reason=finish_reason, turns=turns, generate_seconds=gen_s, score_seconds=score_s,
         info=_json_safe({k: v for k, v in info.items() if k not in _INFO_DROP}))
 
@@ -240,7 +241,8 @@ class Evaluation:
                 episodes.append(_episode(entry, task, sample_index, outcome.transcript,
                                          outcome.reward, info, outcome.num_tokens,
                                          outcome.finish_reason, outcome.turns,
-                                         outcome.generate_seconds, outcome.step_seconds))
+                                         outcome.generate_seconds, outcome.step_seconds,
+                                         num_chars=outcome.generated_chars))
         return episodes
 
 

@@ -104,6 +104,9 @@ def test_multi_turn_env_runs_through_the_tool_loop(tmp_path, temp_env):
         episode = store.episodes(reader.run_id)[0]
     assert episode.turns == 2 and "[tool] the answer is" in episode.completion
     assert episode.finish_reason == "terminated" and episode.num_tokens == 20
+    look = '<tool_call>{"name": "look", "arguments": {}}</tool_call>'
+    assert episode.num_chars == len(look) + len(episode.completion.split("[assistant] ")[2]
+                                                .split("\n\n")[0])  # the policy's text only
 
 
 def _rows(store: ResultStore, run_id: str):
