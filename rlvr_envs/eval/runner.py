@@ -11,10 +11,13 @@ with exactly the seeds a clean run would have used.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.util
 import json
 import logging
 import time
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -31,7 +34,7 @@ log = logging.getLogger(__name__)
 #: run-configuration keys that must match for `resume` (anything else may change)
 RESUME_KEYS = ("policy", "suite", "suite_definition", "task_ids", "seed", "batch_size",
                "entries")
-_INFO_DROP = ("task", "messages", "monitors", "reward_breakdown")
+_INFO_DROP = ("task", "messages", "monitors", "hacking", "reward_breakdown")
 
 
 class EvalError(RuntimeError):
@@ -140,11 +143,37 @@ def _json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+#: where envs and wrappers put per-episode hacking-monitor flags (the shaping wrappers use
+#: "hacking"); every boolean found there is counted
+MONITOR_KEYS = ("hacking", "monitors")
+
+
 def _monitor_flags(info: dict[str, Any]) -> dict[str, bool]:
-    monitors = info.get("monitors")
-    if not isinstance(monitors, dict):
+    flags: dict[str, bool] = {}
+    for key in MONITOR_KEYS:
+        found = info.get(key)
+        if isinstance(found, dict):
+            flags.update({str(k): v for k, v in found.items() if isinstance(v, bool)})
+    return flags
+
+
+@lru_cache(maxsize=1)
+def _hacking_flags() -> Callable[..., dict[str, bool]] | None:
+    """The shaping package's monitors, when installed: the eval then flags every single-turn
+    completion itself if the env did not."""
+    if importlib.util.find_spec("rlvr_envs.rewards.monitors") is None:
+        return None
+    return getattr(importlib.import_module("rlvr_envs.rewards.monitors"), "hacking_flags", None)
+
+
+def _computed_flags(completion: Completion, params: SamplingParams) -> dict[str, bool]:
+    compute = _hacking_flags()
+    if compute is None:
         return {}
-    return {str(k): v for k, v in monitors.items() if isinstance(v, bool)}
+    if completion.num_tokens is not None:  # the cap is in tokens: compare like with like
+        return compute(completion.text, max_length=params.max_new_tokens,
+                       length=completion.num_tokens, finish_reason=completion.finish_reason)
+    return compute(completion.text, finish_reason=completion.finish_reason)
 
 
 def _episode(entry: ResolvedEntry, task: Task, sample_index: int, text: str, reward: float,
@@ -221,6 +250,8 @@ class Evaluation:
                 t0 = time.perf_counter()
                 entry.env.reset(options={"task": task})
                 _, reward, _, _, info = entry.env.step(completion.text)
+                if not _monitor_flags(info):
+                    info = {**info, "hacking": _computed_flags(completion, params)}
                 episodes.append(_episode(entry, task, sample_index, completion.text, reward, info,
                                          completion.num_tokens, completion.finish_reason, 1,
                                          gen_each, time.perf_counter() - t0))
