@@ -32,8 +32,9 @@ def suite_file(tmp_path):
 
 def test_eval_two_policies_then_leaderboard(rlvr, suite_file, tmp_path):
     runs = str(tmp_path / "runs")
+    # the README's form: --resume starts the runs that do not exist yet
     result = rlvr("eval", "--policy", "gold", "--policy", "null", "--suite", suite_file,
-                  "--runs-dir", runs, "--leaderboard", "--quiet")
+                  "--runs-dir", runs, "--resume", "--leaderboard", "--quiet")
     assert result.exit_code == 0, result.output
     assert "gold on mathtest" in result.output and "null on mathtest" in result.output
     assert "| 1 | gold | mathtest--gold | 1.000 | 1.000 |" in result.output

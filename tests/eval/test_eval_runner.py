@@ -8,6 +8,7 @@ import pytest
 import rlvr_envs
 from eval_helpers import (FailingPolicy, SeededPolicy, ToolReader, ToyToolEnv,
                           make_monitored_math, math_suite)
+from rlvr_envs.agents.policy import Completion
 from rlvr_envs.agents.scripted import GoldPolicy, NullPolicy
 from rlvr_envs.eval.passk import pass_at_k
 from rlvr_envs.eval.runner import EvalError, EvalStopped, evaluate
@@ -96,9 +97,25 @@ def test_monitor_flags_are_counted(tmp_path, temp_env):
     assert gold.summary["monitors"] == {"at_length_cap": 0, "empty_answer": 0}
 
 
-def test_monitors_absent_count_zero(tmp_path, write_suite):
+def test_no_flag_raised_counts_zero(tmp_path, write_suite):
     result = evaluate(NullPolicy(), write_suite(math_suite(n=1, k=[1])), runs_dir=tmp_path)
-    assert result.summary["monitors"] == {} and result.summary["monitor_flags"] == 0
+    assert set(result.summary["monitors"].values()) <= {0} and result.summary["monitor_flags"] == 0
+
+
+def test_shaping_monitors_flag_completions_the_env_did_not(tmp_path, write_suite):
+    pytest.importorskip("rlvr_envs.rewards.monitors", reason="the shaping monitors are not "
+                                                             "installed in this checkout")
+
+    class Hedger(NullPolicy):
+        def generate(self, batch, params, **_):
+            return [[Completion("It is \\boxed{1} or \\boxed{2}", num_tokens=9),
+                     Completion("x " * 40, num_tokens=params.max_new_tokens,
+                                finish_reason="length")] for _ in batch]
+
+    suite = math_suite(n=2, k=[1], sampling={"max_new_tokens": 40})
+    result = evaluate(Hedger(), write_suite(suite), runs_dir=tmp_path)
+    assert result.summary["monitors"]["several_answers"] == 10
+    assert result.summary["monitors"]["length_at_cap"] == 10
 
 
 def test_multi_turn_env_runs_through_the_tool_loop(tmp_path, temp_env):
