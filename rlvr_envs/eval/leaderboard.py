@@ -19,8 +19,8 @@ class RunRow:
     status: str
     summary: dict[str, Any]
     ks: list[int]
-    lengths_chars: list[int] = field(default_factory=list)
-    lengths_tokens: list[int | None] = field(default_factory=list)
+    #: (family, characters, tokens or None) of every episode's completion
+    lengths: list[tuple[str, int, int | None]] = field(default_factory=list)
 
     def pass_at(self, k: int, family: str | None = None) -> float | None:
         scope = self.summary if family is None else self.summary["by_family"].get(family, {})
@@ -35,16 +35,21 @@ class SuiteBoard:
     families: list[str]
     rows: list[RunRow]
 
-    @property
-    def length_unit(self) -> str:
-        """Tokens when every episode of every run has a token count, else characters."""
-        if self.rows and all(r.lengths_tokens and None not in r.lengths_tokens for r in self.rows):
-            return "tokens"
-        return "characters"
+    def length_unit(self, family: str) -> str:
+        """Tokens when every episode of the family in every run has a token count, else
+        characters (so all runs are measured alike)."""
+        counts = [t for r in self.rows for f, _, t in r.lengths if f == family]
+        return "tokens" if counts and None not in counts else "characters"
 
-    def lengths(self, row: RunRow) -> list[int]:
-        return ([int(t) for t in row.lengths_tokens] if self.length_unit == "tokens"  # type: ignore[arg-type]
-                else row.lengths_chars)
+    def lengths(self, row: RunRow, family: str) -> list[int]:
+        tokens = self.length_unit(family) == "tokens"
+        return [int(t if tokens else c) for f, c, t in row.lengths if f == family]  # type: ignore[arg-type]
+
+    def family_ks(self, family: str) -> list[int]:
+        """The k shown per family: 1 and the largest k every run has for the family."""
+        ks = sorted({int(k) for r in self.rows
+                     for k in (r.summary["by_family"].get(family, {}).get("pass_at_k") or {})})
+        return sorted({1, ks[-1]}) if ks else [1]
 
 
 def _sort_key(row: RunRow) -> tuple:
@@ -65,7 +70,7 @@ def collect(store: ResultStore, suite: str | None = None) -> list[SuiteBoard]:
             summary["wall_seconds"] = record.wall_seconds
         ks = [int(k) for k in record.config.get("k", [1])]
         row = RunRow(record.run_id, record.policy, record.suite, record.status, summary, ks,
-                     [ep.num_chars for ep in episodes], [ep.num_tokens for ep in episodes])
+                     [(ep.family, ep.num_chars, ep.num_tokens) for ep in episodes])
         definition = record.config.get("suite_definition", {})
         board = boards.setdefault(record.suite, SuiteBoard(
             record.suite, str(definition.get("description", "")), ks, [], []))
@@ -88,12 +93,18 @@ def fmt_seconds(seconds: float | None) -> str:
     return f"{int(minutes)}m{secs:04.1f}s" if minutes else f"{secs:.1f}s"
 
 
+def overall_ks(board: SuiteBoard) -> list[int]:
+    """The suite's k that some run has over all its tasks (a k above some entry's n is not)."""
+    return [k for k in board.ks if any(r.pass_at(k) is not None for r in board.rows)] or [1]
+
+
 def columns(board: SuiteBoard) -> list[tuple[str, str]]:
     """(header, kind) of the leaderboard columns; kind is "text" or "num"."""
     cols = [("rank", "num"), ("policy", "text"), ("run", "text")]
-    cols += [(f"pass@{k}", "num") for k in board.ks]
+    cols += [(f"pass@{k}", "num") for k in overall_ks(board)]
     cols += [("mean reward", "num")]
-    cols += [(f"{family} pass@1", "num") for family in board.families]
+    cols += [(f"{family} pass@{k}", "num") for family in board.families
+             for k in board.family_ks(family)]
     cols += [("mean tokens", "num"), ("mean chars", "num"), ("wall time", "num"),
              ("monitor flags", "num"), ("episodes", "num"), ("status", "text")]
     return cols
@@ -104,13 +115,14 @@ def cells(board: SuiteBoard, rank: int, row: RunRow) -> list[tuple[str, Any]]:
     s = row.summary
     out: list[tuple[str, Any]] = [(str(rank), rank), (row.policy, row.policy),
                                   (row.run_id, row.run_id)]
-    for k in board.ks:
+    for k in overall_ks(board):
         v = row.pass_at(k)
         out.append((fmt(v), v))
     out.append((fmt(s.get("mean_reward")), s.get("mean_reward")))
     for family in board.families:
-        v = row.pass_at(1, family)
-        out.append((fmt(v), v))
+        for k in board.family_ks(family):
+            v = row.pass_at(k, family)
+            out.append((fmt(v), v))
     tokens = (s.get("completion_tokens") or {}).get("mean")
     chars = (s.get("completion_chars") or {}).get("mean")
     out += [(fmt(tokens, 1), tokens), (fmt(chars, 1), chars),

@@ -121,10 +121,12 @@ def _difficulty_charts(board: SuiteBoard, colors: dict[str, str]) -> str:
 
 def _section(board: SuiteBoard) -> str:
     colors = {r.run_id: PALETTE[i % len(PALETTE)] for i, r in enumerate(board.rows)}
-    unit = board.length_unit
-    lengths = histograms(f"lengths-{board.suite}", f"completion length ({unit})",
-                         [(r.run_id, colors[r.run_id], board.lengths(r)) for r in board.rows],
-                         css_class="lengths", x_title=unit)
+    lengths = "".join(
+        histograms(f"lengths-{board.suite}-{family}",
+                   f"{family}: completion length ({board.length_unit(family)})",
+                   [(r.run_id, colors[r.run_id], board.lengths(r, family)) for r in board.rows],
+                   css_class="lengths", x_title=board.length_unit(family), width=560)
+        for family in board.families)
     ks = ", ".join(str(k) for k in board.ks)
     description = f"<p>{escape(board.description)}</p>" if board.description else ""
     return (f'<section class="suite" id="suite-{escape(board.suite)}">'

@@ -80,8 +80,8 @@ def test_markdown_table(board):
     assert "## Suite `board`" in text and "## Suite `other`" in text
     header = next(line for line in text.splitlines() if line.startswith("| rank"))
     assert ("| rank | policy | run | pass@1 | pass@2 | pass@3 | mean reward | math pass@1 | "
-            "toy pass@1 | mean tokens | mean chars | wall time | monitor flags | episodes | "
-            "status |") == header
+            "math pass@3 | toy pass@1 | toy pass@3 | mean tokens | mean chars | wall time | "
+            "monitor flags | episodes | status |") == header
     gold_row = next(line for line in text.splitlines() if "board--gold" in line)
     assert gold_row.startswith("| 1 | gold | board--gold | 1.000 | 1.000 | 1.000 | 1.000 |")
     assert "| failed |" in text
@@ -129,11 +129,11 @@ def test_page_in_headless_chromium(board, tmp_path):
             header = page.locator("#table-board th", has_text="mean chars")
             header.click()
             assert header.get_attribute("aria-sort") == "descending"
-            chars = [float(v) for v in page.locator("#table-board tbody tr td:nth-child(11)")
+            chars = [float(v) for v in page.locator("#table-board tbody tr td:nth-child(13)")
                      .all_inner_texts()]
             assert chars == sorted(chars, reverse=True) and len(chars) == 4
             header.click()
-            chars = [float(v) for v in page.locator("#table-board tbody tr td:nth-child(11)")
+            chars = [float(v) for v in page.locator("#table-board tbody tr td:nth-child(13)")
                      .all_inner_texts()]
             assert chars == sorted(chars)
             page.locator("#table-board th", has_text="policy").click()
@@ -146,9 +146,10 @@ def test_page_in_headless_chromium(board, tmp_path):
                 assert passk.locator("circle.point").count() == 4 * 3  # 4 runs × k=1..3
                 difficulty = page.locator(f"#difficulty-board-{family}")
                 assert difficulty.is_visible() and difficulty.locator("circle.point").count() >= 4
-            lengths = page.locator("#lengths-board")
-            assert lengths.is_visible() and lengths.locator("rect.bar").count() >= 4
-            assert lengths.locator("text.row-label").all_text_contents() == RUNS
+            for family in ("math", "toy"):
+                lengths = page.locator(f"#lengths-board-{family}")
+                assert lengths.is_visible() and lengths.locator("rect.bar").count() >= 4
+                assert lengths.locator("text.row-label").all_text_contents() == RUNS
             box = page.locator("#passk-board-math").bounding_box()
             assert box["width"] > 200 and box["height"] > 150
             shot = tmp_path / "leaderboard.png"
@@ -171,8 +172,8 @@ def test_page_dom_after_scripts_in_plain_chromium(board):
                          timeout=120).stdout
     assert 'data-ready="1"' in dom  # the script ran to its last line without an exception
     assert all(f'data-run="{run}"' in dom for run in RUNS)
-    # pass@k charts: math and toy for 'board', math for 'other'; one length chart per suite
-    assert dom.count('class="chart passk"') == 3 and dom.count('class="chart lengths"') == 2
+    # math and toy for 'board', math for 'other': one pass@k and one length chart each
+    assert dom.count('class="chart passk"') == 3 and dom.count('class="chart lengths"') == 3
 
 
 def test_empty_store_gives_an_empty_page(tmp_path):
