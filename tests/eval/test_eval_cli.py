@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -89,3 +91,12 @@ def test_list_suites_and_missing_store(rlvr, tmp_path):
     assert listed.exit_code == 0 and "quick" in listed.output and "math" in listed.output
     missing = rlvr("leaderboard", "--runs-dir", str(tmp_path / "nothing"))
     assert missing.exit_code == 2 and "no result store" in missing.output
+
+
+def test_eval_modules_do_not_import_torch():
+    code = ("import sys, rlvr_envs.eval.cli, rlvr_envs.eval.runner, rlvr_envs.eval.page; "
+            "from rlvr_envs.eval.policies import resolve_policy; resolve_policy('null'); "
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
