@@ -72,7 +72,13 @@ def resolve_policy(spec: str) -> Policy:
         return found
     resolver = _agents_resolver()
     if resolver is not None:
-        return _checked(resolver(spec), spec)
+        try:
+            policy = resolver(spec)
+        except PolicyNotFound:
+            raise
+        except ValueError as err:  # the agents' "unknown policy" (and bad-spec) errors
+            raise PolicyNotFound(str(err)) from err
+        return _checked(policy, spec)
     from rlvr_envs.agents.scripted import SCRIPTED_POLICIES
 
     if spec in SCRIPTED_POLICIES:

@@ -100,3 +100,14 @@ def test_eval_modules_do_not_import_torch():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_an_unknown_name_from_the_agents_resolver_is_a_clean_error(monkeypatch):
+    from rlvr_envs.eval import policies
+
+    def agents_resolve(name):
+        raise ValueError(f"unknown policy {name!r}: not one of [...]")
+
+    monkeypatch.setattr(policies, "_agents_resolver", lambda: agents_resolve)
+    with pytest.raises(policies.PolicyNotFound, match="unknown policy 'nope'"):
+        policies.resolve_policy("nope")
