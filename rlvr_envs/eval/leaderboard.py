@@ -150,7 +150,8 @@ def to_markdown(boards: list[SuiteBoard]) -> str:
             lines.append("| " + " | ".join(texts) + " |")
         lines.append("")
     lines.append("pass@k: the unbiased estimator of Chen et al. (2021), averaged over tasks. "
-                 "Monitor flags: episodes flagged by the hacking monitors (`info[\"monitors\"]`).")
+                 "Monitor flags: flags raised by the hacking monitors (`info[\"hacking\"]`, "
+                 "`info[\"monitors\"]`), summed over episodes.")
     return "\n".join(lines) + "\n"
 
 
