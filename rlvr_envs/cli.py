@@ -23,8 +23,10 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("rlvr_envs.integrations.cli", "serve_app", "serve"),
     ("rlvr_envs.integrations.cli", "export_app", "export"),
     ("rlvr_envs.tasks.repo.cli", "app", "tasks"),
+    ("rlvr_envs.agents.cli", "app", "train"),
+    ("rlvr_envs.eval.cli", "eval_app", "eval"),
+    ("rlvr_envs.eval.cli", "leaderboard_app", "leaderboard"),
 ]
-SUBCOMMANDS: list[tuple[str, str, str]] = [("rlvr_envs.agents.cli", "app", "train")]
 
 
 @app.command("list")

@@ -1,0 +1,113 @@
+"""`rlvr eval` and `rlvr leaderboard` from the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from eval_helpers import math_suite
+from rlvr_envs import cli
+from rlvr_envs.eval.store import ResultStore
+
+
+@pytest.fixture(scope="module")
+def rlvr():
+    if not any(group.name == "eval" for group in cli.app.registered_groups):
+        cli._attach_subcommands()
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(cli.app, list(args), catch_exceptions=False)
+    return invoke
+
+
+@pytest.fixture
+def suite_file(tmp_path):
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(math_suite(n=2, k=[1, 2])))
+    return str(path)
+
+
+def test_eval_two_policies_then_leaderboard(rlvr, suite_file, tmp_path):
+    runs = str(tmp_path / "runs")
+    # the README's form: --resume starts the runs that do not exist yet
+    result = rlvr("eval", "--policy", "gold", "--policy", "null", "--suite", suite_file,
+                  "--runs-dir", runs, "--resume", "--leaderboard", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "gold on mathtest" in result.output and "null on mathtest" in result.output
+    assert "| 1 | gold | mathtest--gold | 1.000 | 1.000 |" in result.output
+    assert "leaderboard page:" in result.output
+    assert (tmp_path / "runs" / "leaderboard" / "index.html").is_file()
+    with ResultStore(runs) as store:
+        assert [r.run_id for r in store.list_runs()] == ["mathtest--gold", "mathtest--null"]
+        assert store.count_episodes("mathtest--null") == 20
+
+    again = rlvr("eval", "-p", "gold", "--suite", suite_file, "--runs-dir", runs, "--quiet")
+    assert again.exit_code == 2 and "already exists" in again.output and "--resume" in again.output
+    resumed = rlvr("eval", "-p", "gold", "--suite", suite_file, "--runs-dir", runs, "--quiet",
+                   "--resume")
+    assert resumed.exit_code == 0 and "0 new episode(s)" in resumed.output
+
+    out = tmp_path / "board"
+    board = rlvr("leaderboard", "--runs-dir", runs, "--out", str(out), "--suite", "mathtest")
+    assert board.exit_code == 0 and "mathtest--null" in board.output
+    assert (out / "leaderboard.md").is_file() and (out / "index.html").is_file()
+
+
+def test_named_run_and_overrides_are_recorded(rlvr, suite_file, tmp_path):
+    runs = str(tmp_path / "runs")
+    result = rlvr("eval", "-p", "random", "--suite", suite_file, "--runs-dir", runs, "--quiet",
+                  "--run", "mine", "--seed", "7", "--n", "3", "--temperature", "0.2",
+                  "--max-new-tokens", "64", "--batch-size", "5")
+    assert result.exit_code == 0, result.output
+    with ResultStore(runs) as store:
+        run = store.get_run("mine")
+        assert store.count_episodes("mine") == 30
+    assert run.config["seed"] == 7 and run.config["batch_size"] == 5
+    assert run.config["entries"]["math"]["sampling"]["temperature"] == 0.2
+    assert run.config["entries"]["math"]["sampling"]["max_new_tokens"] == 64
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--policy", "no-such-policy"], "unknown policy 'no-such-policy'"),
+    (["--policy", "gold", "--suite", "no-such-suite"], "no suite 'no-such-suite'"),
+    ([], "give at least one --policy"),
+])
+def test_bad_invocations_exit_2_with_a_message(rlvr, suite_file, tmp_path, args, message):
+    if "--suite" not in args:
+        args = [*args, "--suite", suite_file]
+    result = rlvr("eval", *args, "--runs-dir", str(tmp_path / "runs"), "--quiet")
+    assert result.exit_code == 2 and message in " ".join(result.output.split())
+    with ResultStore(tmp_path / "runs") as store:
+        assert store.list_runs() == []
+
+
+def test_list_suites_and_missing_store(rlvr, tmp_path):
+    listed = rlvr("eval", "--list-suites")
+    assert listed.exit_code == 0 and "quick" in listed.output and "math" in listed.output
+    missing = rlvr("leaderboard", "--runs-dir", str(tmp_path / "nothing"))
+    assert missing.exit_code == 2 and "no result store" in missing.output
+
+
+def test_eval_modules_do_not_import_torch():
+    code = ("import sys, rlvr_envs.eval.cli, rlvr_envs.eval.runner, rlvr_envs.eval.page; "
+            "from rlvr_envs.eval.policies import resolve_policy; resolve_policy('null'); "
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_unknown_name_from_the_agents_resolver_is_a_clean_error(monkeypatch):
+    from rlvr_envs.eval import policies
+
+    def agents_resolve(name):
+        raise ValueError(f"unknown policy {name!r}: not one of [...]")
+
+    monkeypatch.setattr(policies, "_agents_resolver", lambda: agents_resolve)
+    with pytest.raises(policies.PolicyNotFound, match="unknown policy 'nope'"):
+        policies.resolve_policy("nope")
