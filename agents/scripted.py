@@ -22,8 +22,19 @@ class GoldPolicy:
         if tasks is None or scorers is None or len(tasks) != len(batch) or len(scorers) != len(batch):
             raise ValueError("the gold policy needs one task and one scorer per conversation "
                              "(pass tasks= and scorers=)")
-        return [[Completion(scorer.gold_completion(task)) for _ in range(params.n)]
-                for task, scorer in zip(tasks, scorers)]
+        return [[Completion(self._gold_turn(messages, task, scorer)) for _ in range(params.n)]
+                for messages, task, scorer in zip(batch, tasks, scorers)]
+
+    @staticmethod
+    def _gold_turn(messages: Messages, task: Task, scorer: Scorer) -> str:
+        """Single-turn: the gold completion. Multi-turn (the scorer lists gold tool calls): the
+        next gold action, counted by the assistant turns already in the conversation."""
+        gold_actions = getattr(scorer, "gold_actions", None)
+        if gold_actions is None:
+            return scorer.gold_completion(task)
+        actions = gold_actions(task)
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        return actions[min(turn, len(actions) - 1)]
 
 
 class NullPolicy:

@@ -63,6 +63,14 @@ class RepoScorer(Scorer):
     def gold_completion(self, task: Task) -> str:
         return check_repo_task(task).metadata["gold_patch"]
 
+    def gold_actions(self, task: Task) -> list[str]:
+        """The gold-patch agent's tool calls for the multi-turn env, ending with submit."""
+        from rlvr_envs.tasks.repo.agents import GoldPatchAgent
+
+        agent = GoldPatchAgent()
+        agent.start(check_repo_task(task).to_dict())
+        return list(agent._plan)
+
     def score(self, task: Task, completion: str) -> Score:
         """Grade `completion` as a patch against the task's base tree."""
         check_repo_task(task)

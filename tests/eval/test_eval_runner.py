@@ -46,9 +46,8 @@ def test_gold_scores_one_on_every_family(tmp_path, family):
                    if e.multi_turn and not hasattr(e.scorer, "gold_actions")]
     finally:
         resolved.close()
-    if no_gold:
-        pytest.skip(f"multi-turn env(s) {no_gold} offer no scripted gold turns "
-                    f"(scorer.gold_actions(task)) for the gold policy to play")
+    assert not no_gold, (f"multi-turn env(s) {no_gold} offer no scripted gold turns "
+                         f"(scorer.gold_actions(task)) for the gold policy to play")
     gold = evaluate("gold", suite, runs_dir=tmp_path)
     assert gold.summary["by_family"][family]["pass_at_k"]["1"] == 1.0
     assert gold.summary["pass_at_k"]["1"] == 1.0 and gold.summary["mean_reward"] == 1.0
