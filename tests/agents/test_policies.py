@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from rlvr_envs.agents import SamplingParams, resolve_policy
 from rlvr_envs.agents.multiturn import format_tool_call, parse_tool_calls, run_tool_loop
 from rlvr_envs.agents.scripted import GoldPolicy, NullPolicy
-from tests.agents.conftest import MagicToolsEnv
+from .magic import MagicToolsEnv
 
 
 def test_importing_agents_and_resolving_scripted_policies_does_not_import_torch():

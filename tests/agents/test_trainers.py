@@ -14,7 +14,7 @@ from rlvr_envs.agents.grpo import GRPOSettings, log_series, train_grpo
 from rlvr_envs.agents.run_dir import RunDir
 from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.registry import register_env
-from tests.agents.conftest import MAGIC_ENV, MAGIC_TOOLS_ENV, MagicScorer, magic_tasks
+from .magic import MAGIC_ENV, MAGIC_TOOLS_ENV, MagicScorer, magic_tasks
 
 MAGIC_B_ENV = "rlvr-test/MagicWordB-v0"
 register_env(MAGIC_B_ENV, lambda: SingleTurnEnv(magic_tasks("magic-b", "the"),
