@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 import rlvr_envs
 from rlvr_envs.registry import env_entry, retire_env
 
-ALL_IDS = sorted(rlvr_envs.list_envs())
+ALL_IDS = sorted(i for i in rlvr_envs.list_envs() if i.startswith("rlvr/"))  # not test-only ids
 
 
 def make(env_id, **kwargs):
