@@ -12,7 +12,7 @@ import gymnasium as gym
 
 from rlvr_envs.core.prompts import render_plain
 from rlvr_envs.core.scoring import Score, Scorer, check_completion, zero_score
-from rlvr_envs.core.sources import TaskSource
+from rlvr_envs.core.sources import TaskSource, resolve_task
 from rlvr_envs.core.spaces import UnicodeText
 from rlvr_envs.core.task import Task
 
@@ -41,14 +41,7 @@ class SingleTurnEnv(gym.Env[str, str]):
 
     def resolve_task(self, task: Task | Mapping[str, Any] | str) -> Task:
         """A Task from a record, a plain dict with at least prompt and answer, or an id."""
-        if isinstance(task, Task):
-            return task
-        if isinstance(task, str):
-            return self.source.get(task)
-        if isinstance(task, Mapping):
-            return Task.from_dict(task, family=self.source.family)
-        raise TypeError(f"options['task'] must be a Task, a dict with 'prompt' and 'answer', or a "
-                        f"task id string; got {type(task).__name__}")
+        return resolve_task(self.source, task)
 
     def messages(self, task: Task) -> list[dict[str, str]]:
         return [{"role": "system", "content": self.system_prompt},

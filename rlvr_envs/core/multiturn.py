@@ -25,7 +25,7 @@ from typing import Any, Mapping
 import gymnasium as gym
 
 from rlvr_envs.core.scoring import Score, zero_score
-from rlvr_envs.core.sources import TaskSource
+from rlvr_envs.core.sources import TaskSource, resolve_task
 from rlvr_envs.core.spaces import UnicodeText
 from rlvr_envs.core.task import Task
 
@@ -192,14 +192,7 @@ class MultiTurnEnv(gym.Env[str, str]):
     # -- tasks -----------------------------------------------------------------------------------
 
     def resolve_task(self, task: Task | Mapping[str, Any] | str) -> Task:
-        if isinstance(task, Task):
-            return task
-        if isinstance(task, str):
-            return self.source.get(task)
-        if isinstance(task, Mapping):
-            return Task.from_dict(task, family=self.source.family)
-        raise TypeError(f"options['task'] must be a Task, a task record dict or a task id "
-                        f"string; got {type(task).__name__}")
+        return resolve_task(self.source, task)
 
     @property
     def task(self) -> Task | None:

@@ -41,6 +41,19 @@ class TaskSource:
         raise TypeError(f"{type(self).__name__} is not a finite list of tasks")
 
 
+def resolve_task(source: TaskSource, task: Task | Mapping[str, Any] | str) -> Task:
+    """A Task from a record, a plain dict with at least prompt and answer (the source's family
+    filled in), or an id / source id that `source` knows."""
+    if isinstance(task, Task):
+        return task
+    if isinstance(task, str):
+        return source.get(task)
+    if isinstance(task, Mapping):
+        return Task.from_dict(task, family=source.family)
+    raise TypeError(f"options['task'] must be a Task, a dict with 'prompt' and 'answer', or a "
+                    f"task id string; got {type(task).__name__}")
+
+
 class TaskList(TaskSource):
     """A finite, validated list of tasks."""
 
