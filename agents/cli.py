@@ -7,7 +7,7 @@ resumes from its last checkpoint when run again with the same --output-dir.
 from __future__ import annotations
 
 import json
-from typing import List, Optional
+from typing import List
 
 import typer
 from rich.console import Console

@@ -9,30 +9,20 @@ the sampled pass rate ("reward"), how many verified completions were kept, held-
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from rlvr_envs.agents.settings import EnvTrainingSettings, prepare_env_run
 
 
 @dataclass
-class ExpertIterationSettings:
-    env_id: str
-    model: str
-    output_dir: str
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    train_tasks: int = 64
-    eval_tasks: int = 16
+class ExpertIterationSettings(EnvTrainingSettings):
     rounds: int = 3
     samples_per_task: int = 8
     max_new_tokens: int = 64
-    temperature: float = 1.0
     sft_epochs: float = 1.0
-    learning_rate: float = 1e-5
     batch_size: int = 8
     max_kept_per_task: int = 4
-    seed: int = 0
-    device: str = "auto"
-    dtype: str = "auto"
-    gradient_checkpointing: bool = False
 
     def validate(self) -> None:
         for name in ("rounds", "samples_per_task", "max_new_tokens", "batch_size",
@@ -67,20 +57,12 @@ def verified_samples(model: Any, tokenizer: Any, rows: list[Any], scorer: Any, *
 def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
     import torch
 
-    import rlvr_envs
-    from rlvr_envs.agents.data import env_scorer, require_answers, split_tasks, task_rows
+    from rlvr_envs.agents.data import require_answers, task_rows
     from rlvr_envs.agents.evaluate import score_model
     from rlvr_envs.agents.models import DeviceSettings, load_model_and_tokenizer
-    from rlvr_envs.agents.run_dir import RunDir
     from rlvr_envs.agents.sft import run_sft
 
-    settings.validate()
-    run = RunDir(settings.output_dir)
-    run.write_settings(settings)
-    env = rlvr_envs.make(settings.env_id, **settings.env_kwargs)
-    scorer = env_scorer(env, settings.env_id)
-    train, held_out = split_tasks(env, settings.train_tasks, settings.eval_tasks,
-                                  seed=settings.seed, env_id=settings.env_id)
+    run, env, scorer, train, held_out = prepare_env_run(settings)
     require_answers(train, "expert iteration")
     train_rows = task_rows(env, train, env_id=settings.env_id)
     eval_rows = task_rows(env, held_out, env_id=settings.env_id)

@@ -15,37 +15,27 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from rlvr_envs.agents.settings import EnvTrainingSettings
 
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 
 
 @dataclass
-class GRPOSettings:
-    env_id: str
-    model: str
-    output_dir: str
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    train_tasks: int = 64
-    eval_tasks: int = 16
+class GRPOSettings(EnvTrainingSettings):
     max_steps: int = 50
     prompts_per_step: int = 4
     num_generations: int = 8
     max_completion_length: int = 64
-    learning_rate: float = 1e-5
-    temperature: float = 1.0
     loss_type: str = "dapo"
     beta: float = 0.0
     scale_rewards: str = "group"
     save_steps: int = 10
-    seed: int = 0
     multi_turn: bool = False
     max_turns: int = 8
-    device: str = "auto"
-    dtype: str = "auto"
-    gradient_checkpointing: bool = False
     eval_before: bool = True
 
     def validate(self) -> None:

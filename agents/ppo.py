@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -28,21 +28,15 @@ import torch.nn.functional as F
 
 from rlvr_envs.agents.generation import sample_chats
 
+from rlvr_envs.agents.settings import EnvTrainingSettings, prepare_env_run
+
 
 @dataclass
-class PPOSettings:
-    env_id: str
-    model: str
-    output_dir: str
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    train_tasks: int = 64
-    eval_tasks: int = 16
+class PPOSettings(EnvTrainingSettings):
     total_updates: int = 20
     prompts_per_update: int = 8
     samples_per_prompt: int = 4
     max_new_tokens: int = 32
-    temperature: float = 1.0
-    learning_rate: float = 1e-5
     ppo_epochs: int = 2
     minibatch_size: int = 16
     clip_range: float = 0.2
@@ -54,10 +48,6 @@ class PPOSettings:
     whiten_advantages: bool = True
     max_grad_norm: float = 1.0
     save_every: int = 5
-    seed: int = 0
-    device: str = "auto"
-    dtype: str = "auto"
-    gradient_checkpointing: bool = False
 
     def validate(self) -> None:
         for name in ("total_updates", "prompts_per_update", "samples_per_prompt",
@@ -141,21 +131,13 @@ def save_checkpoint(path: Any, agent: PolicyWithValue, tokenizer: Any, optimizer
 
 
 def train_ppo(settings: PPOSettings) -> dict[str, Any]:
-    import rlvr_envs
     from transformers import AutoModelForCausalLM
 
-    from rlvr_envs.agents.data import env_scorer, split_tasks, task_rows
+    from rlvr_envs.agents.data import task_rows
     from rlvr_envs.agents.evaluate import score_model
     from rlvr_envs.agents.models import DeviceSettings, load_model_and_tokenizer
-    from rlvr_envs.agents.run_dir import RunDir
 
-    settings.validate()
-    run = RunDir(settings.output_dir)
-    run.write_settings(settings)
-    env = rlvr_envs.make(settings.env_id, **settings.env_kwargs)
-    scorer = env_scorer(env, settings.env_id)
-    train, held_out = split_tasks(env, settings.train_tasks, settings.eval_tasks,
-                                  seed=settings.seed, env_id=settings.env_id)
+    run, env, scorer, train, held_out = prepare_env_run(settings)
     train_rows = task_rows(env, train, env_id=settings.env_id)
     eval_rows = task_rows(env, held_out, env_id=settings.env_id)
 
