@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlvr_envs.core.task import Task
+from rlvr_envs.rewards.trl import task_from_column as task_of  # noqa: F401 - re-exported
 
 
 class EnvDataError(ValueError):
@@ -114,12 +115,3 @@ def rows_dataset(rows: list[TaskRow]):
     from datasets import Dataset
 
     return Dataset.from_list([r.to_record() for r in rows])
-
-
-def task_of(record: str | dict[str, Any] | Task) -> Task:
-    """The Task of a dataset row's `task` column."""
-    if isinstance(record, Task):
-        return record
-    if isinstance(record, str):
-        record = json.loads(record)
-    return Task.from_dict(record)

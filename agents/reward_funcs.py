@@ -20,19 +20,9 @@ from typing import Any, Callable, Sequence
 from rlvr_envs.agents.data import task_of
 from rlvr_envs.core.scoring import Score
 from rlvr_envs.core.task import Task
+from rlvr_envs.integrations.trl import completion_text
 
 GroupRewardFn = Callable[[list[str], list[Task]], Sequence[float | None]]
-
-
-def completion_text(completion: Any) -> str:
-    """Text of a TRL completion: a string, or a list of chat messages (assistant turns joined)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        return "".join(m.get("content") or "" for m in completion
-                       if isinstance(m, dict) and m.get("role", "assistant") == "assistant")
-    raise TypeError(f"a completion must be a str or a list of messages, got "
-                    f"{type(completion).__name__}")
 
 
 def scorer_components(scorer: Any) -> list[str]:

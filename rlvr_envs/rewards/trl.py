@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rlvr_envs.core.task import Task
+from rlvr_envs.integrations.trl import completion_text
 from rlvr_envs.rewards.format import check_format, split_reasoning
 from rlvr_envs.rewards.kimi import kimi_length_penalty
 from rlvr_envs.rewards.lengths import Tokenizer, measure_length, measure_lengths
@@ -30,16 +31,6 @@ from rlvr_envs.rewards.process import verify_steps
 from rlvr_envs.rewards.thinking import mode_from_prompt, thinking_budget_penalty
 
 RewardFunc = Callable[..., list[float]]
-
-
-def completion_text(completion: Any) -> str:
-    """A TRL completion as text: a string, or chat messages (assistant turns joined)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        return "".join(m.get("content") or "" for m in completion
-                       if isinstance(m, dict) and m.get("role", "assistant") == "assistant")
-    raise TypeError(f"a completion must be a str or a list of messages, got {type(completion).__name__}")
 
 
 def task_from_column(value: Any) -> Task:
