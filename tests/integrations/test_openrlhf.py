@@ -10,7 +10,7 @@ import json
 import aiohttp
 import pytest
 import requests
-from conftest import TOKEN
+from server_helpers import TOKEN
 
 import rlvr_envs.integrations.openrlhf as openrlhf_module
 from rlvr_envs.integrations.openrlhf import export_openrlhf

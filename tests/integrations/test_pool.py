@@ -8,8 +8,8 @@ import time
 
 import httpx
 import psutil
-from conftest import start_rlvr_serve
 from pool_helpers import hostile_or_fine
+from server_helpers import start_rlvr_serve
 
 from rlvr_envs.integrations.pool import ScoringPool
 

@@ -7,8 +7,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed")
 
-from conftest import gold_of
 from fastapi.testclient import TestClient
+from server_helpers import gold_of
 
 from rlvr_envs.integrations.ray import RayBatchScorer, RayVectorEnv
 from rlvr_envs.integrations.server import ServerConfig, create_app

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import gold_of
+from server_helpers import gold_of
 
 from rlvr_envs.integrations.trl import EnvReward, completion_text, grpo_inputs
 

@@ -11,7 +11,7 @@ from functools import partial
 import datasets
 import pyarrow.parquet as pq
 import pytest
-from conftest import gold_of
+from server_helpers import gold_of
 from typer.testing import CliRunner
 
 from rlvr_envs import cli
