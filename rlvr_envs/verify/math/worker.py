@@ -36,7 +36,7 @@ _armed = False
 _fired = False
 
 
-def _on_cpu_timer(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
+def _on_cpu_timer(signum, frame) -> None:
     global _fired
     if _armed:
         _fired = True
