@@ -24,20 +24,20 @@ def wrong_variants(gold: str) -> dict[str, str]:
             "hedged": f"{gold} or 12", "doubled": f"{gold}\n{gold}0"}
 
 
-def audit_generator(name: str, seeds_per_level: int = 4, max_levels: int = 3) -> dict[str, Any]:
+def audit_generator(name: str, seeds_per_level: int = 4) -> dict[str, Any]:
     """Audit one generator; returns counts and the reason it fails, if it does."""
     from rlvr_envs.core.task import Task
     from rlvr_envs.tasks.reasoning.scoring import ReasoningGymScorer
-    from rlvr_envs.tasks.reasoning.source import entry_for, level_count, reasoning_gym_source
+    from rlvr_envs.tasks.reasoning.source import entry_for, reasoning_gym_source
 
     result: dict[str, Any] = {"tasks": 0, "gold_ok": 0, "wrong_zero": 0, "wrong_total": 0,
                               "own_scorer_strict": True, "deterministic": True}
     try:
-        top = min(level_count(name), max_levels)
-        source = reasoning_gym_source(name, levels=tuple(range(1, top + 1)))
+        source = reasoning_gym_source(name)  # the default levels that its curriculum allows
+        result["levels"] = list(source.levels)
         scorer = ReasoningGymScorer("r1")
         rng = random.Random(name)
-        for level in range(1, top + 1):
+        for level in source.levels:
             for _ in range(seeds_per_level):
                 seed = rng.randrange(2**31 - 1)
                 task = source.make(name, level, seed)
@@ -48,7 +48,7 @@ def audit_generator(name: str, seeds_per_level: int = 4, max_levels: int = 3) ->
                 if scorer.score(task, scorer.gold_completion(task)).reward == 1.0:
                     result["gold_ok"] += 1
                 meta = task.metadata
-                dataset, entry = entry_for(name, meta["rg_seed"], meta["rg_config"])
+                dataset, entry = entry_for(name, meta["rg_seed"], meta["rg_level"], meta["rg_config"])
                 for variant in wrong_variants(task.answer).values():
                     if variant.strip() == task.answer.strip():
                         continue

@@ -103,7 +103,7 @@ class ReasoningGymScorer(Scorer):
         meta: dict[str, Any] = task.metadata
         name = meta.get("rg_dataset")
         if name in STRICT_OWN_SCORERS and "rg_seed" in meta:
-            dataset, entry = entry_for(name, meta["rg_seed"], meta.get("rg_config") or {})
+            dataset, entry = entry_for(name, meta["rg_seed"], meta.get("rg_level", 1), meta.get("rg_config"))
             try:
                 accepted = dataset.score_answer(answer.strip(), entry) == 1.0
             except Exception:  # the generator's scorer choking on a hostile answer is a 0
