@@ -100,7 +100,7 @@ def fake_server():
 
 def test_openai_client_concurrency_and_choices(fake_server):
     url, state = fake_server
-    policy = resolve_policy(f"openai:{url}#fake", concurrency=3, backoff=0.01)
+    policy = resolve_policy(f"openai:{url}#fake", concurrency=3)
     chats = [[{"role": "user", "content": f"q{i}"}] for i in range(9)]
     out = policy.generate(chats, SamplingParams(n=2))
     assert [[c.text for c in g] for g in out] == [[f"echo q{i} 0", f"echo q{i} 1"]
@@ -112,7 +112,7 @@ def test_openai_client_retries_then_fails_clearly(fake_server):
     from rlvr_envs.agents.openai_policy import EndpointError
 
     url, _ = fake_server
-    policy = resolve_policy(f"openai:{url}#fake", max_retries=2, backoff=0.01)
+    policy = resolve_policy(f"openai:{url}#fake", max_retries=2)
     out = policy.generate([[{"role": "user", "content": "flaky-1"}]], SamplingParams())
     assert out[0][0].text == "echo flaky-1 0"
     with pytest.raises(EndpointError, match="after 3 attempts.*503"):
