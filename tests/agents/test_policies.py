@@ -171,3 +171,18 @@ def test_token_rollout_masks_env_tokens(tiny_model):
     assert "no tool call" in env_text  # the env's observation sits in the masked part
     assert all(lp == 0.0 for lp, m in zip(episode.logprobs, episode.env_mask) if not m)
     assert len(model_tokens) <= 15
+
+
+def test_token_rollout_passes_the_tool_schemas_to_the_chat_template(tiny_model):
+    from rlvr_envs.agents.models import load_model_and_tokenizer
+    from rlvr_envs.agents.multiturn import token_rollout
+    from rlvr_envs.agents.tiny import CHATML_TEMPLATE
+
+    model, tokenizer = load_model_and_tokenizer(tiny_model)
+    tokenizer.chat_template = ("{% if tools %}{{ '<|im_start|>system\ntool: ' + tools|map("
+                               "attribute='function.name')|join(', ') + '<|im_end|>\n' }}"
+                               "{% endif %}" + CHATML_TEMPLATE)
+    env = MagicToolsEnv(max_turns=2)
+    episode = token_rollout(model, tokenizer, env, env.source[0], max_turns=2,
+                            max_new_tokens=4, max_total_tokens=120)
+    assert "tool: look, submit" in tokenizer.decode(episode.prompt_ids)
