@@ -48,11 +48,12 @@ def test_several_valid_answers_through_a_strict_own_scorer():
     _, info = env.reset(seed=3)
     dataset, entry = entry_for("puzzle24", info["task"]["metadata"]["rg_seed"], 1)
     numbers = entry["metadata"]["numbers"]
-    assert sorted(numbers) == [1, 1, 5, 5]  # this seed: the gold is "5*5/1 - 1"
-    _, reward, *_ = env.step(answer("5*5 - 1*1"))  # another valid expression
+    assert sorted(numbers) == [1, 2, 3, 4]  # this seed's numbers
+    assert info["task"]["answer"].replace(" ", "") != "(1+2+3)*4"
+    _, reward, *_ = env.step(answer("(1+2+3)*4"))  # another valid expression than the gold
     assert reward == 1.0
     env.reset(seed=3)
-    _, reward, *_ = env.step(answer("5*5 - 1"))  # does not use every number
+    _, reward, *_ = env.step(answer("4*3*2"))  # 24, but does not use every number
     assert reward == 0.0
 
 
