@@ -84,9 +84,11 @@ def _entry_cached(name: str, seed: int, level: int, overrides_json: str) -> tupl
 
 
 def entry_for(name: str, seed: int, level: int,
-              overrides: Mapping[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-    """(dataset, entry) of one task, rebuilt from what its record keeps; cached, since scoring
-    regenerates what reset made."""
+              overrides: Mapping[str, Any] | str | None = None) -> tuple[Any, dict[str, Any]]:
+    """(dataset, entry) of one task, rebuilt from what its record keeps (overrides as a dict or
+    the JSON text the record holds); cached, since scoring regenerates what reset made."""
+    if isinstance(overrides, str):
+        overrides = json.loads(overrides)
     return _entry_cached(name, int(seed), int(level), json.dumps(dict(overrides or {}),
                                                                  sort_keys=True))
 
@@ -115,7 +117,7 @@ def _generator(name: str, overrides: Mapping[str, Any]):
             raise ValueError(f"reasoning-gym {name!r} gave {MAX_DRAWS} empty answers in a row")
         return Generated(prompt=str(entry["question"]), answer=str(entry["answer"]),
                          metadata={"rg_dataset": name, "rg_seed": seed, "rg_level": level,
-                                   "rg_config": dict(overrides)})
+                                   "rg_config": json.dumps(dict(overrides), sort_keys=True)})
 
     return generate
 
