@@ -128,7 +128,8 @@ def make_math_dataset_env(*, path: str | os.PathLike | None = None, data_files: 
 
 def make_champ_env(*, path: str | os.PathLike | None = None,
                    difficulty: int | Sequence[int] | None = None, answer_format: str = "boxed",
-                   timeout: float = 1.0, max_prompt_chars: int = 65_536,
+                   timeout: float = 1.0, on_timeout: str = "zero",
+                   max_prompt_chars: int = 65_536,
                    max_completion_chars: int = 1_000_000,
                    render_mode: str | None = None) -> SingleTurnEnv:
     """CHAMP competition problems (shipped by the champ-dataset package), levels 1-3."""
@@ -139,8 +140,8 @@ def make_champ_env(*, path: str | os.PathLike | None = None,
         if not kept:
             raise ValueError(f"no CHAMP problem at levels {list(levels)}; levels are 1-3")
         source = TaskList(kept, family="math", name="champ")
-    return _env(source, answer_format, timeout, max_prompt_chars, max_completion_chars,
-                render_mode)
+    return _env(source, answer_format, timeout, on_timeout, max_prompt_chars,
+                max_completion_chars, render_mode)
 
 
 register_env("rlvr/Math-v0", with_shaping(make_math_env),
