@@ -8,8 +8,8 @@ import rlvr_envs
 from rlvr_envs.tasks.repo.scoring import RepoScorer
 
 
-def test_scorer_grades_patches(local_sandbox, calc_task):
-    scorer = RepoScorer(local_sandbox)
+def test_scorer_grades_patches(repo_sandbox, calc_task):
+    scorer = RepoScorer(repo_sandbox)
     gold = scorer.score(calc_task, scorer.gold_completion(calc_task))
     assert gold.reward == 1.0 and gold.correct and gold.breakdown == {"tests": 1.0}
     empty = scorer.score(calc_task, "")
