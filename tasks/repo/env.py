@@ -50,6 +50,10 @@ def statement_text(task: Task) -> str:
 class RepoEditEnv(MultiTurnEnv):
     """Multi-turn repository editing with verified, hack-resistant grading."""
 
+    #: the gold patch, the hidden tests, and what would point at the fix: the injected bug
+    #: (its reverse is the fix), where it was injected, the fixed files' blob ids
+    hidden_metadata = ("gold_patch", "test_patch", "setup_patch", "mutation", "fixed_blobs")
+
     def __init__(self, tasks: Any = "shipped", *, sandbox: Any = "auto", max_turns: int = 30,
                  bash_timeout: float = 30.0, test_timeout: float | None = None,
                  partial_credit: bool = False, strict_diff: bool = True, levels: Sequence[int] | None = None,
