@@ -88,6 +88,8 @@ class RepoScorer(Scorer):
         self.strict_diff = strict_diff
         self.test_timeout = test_timeout
         self.base_trees = base_trees
+        base_trees.acquire()
+        self._released = False
         self.last_run: GradeRun | None = None
 
     @property
@@ -145,3 +147,6 @@ class RepoScorer(Scorer):
             if self._sandbox is not None and self._sandbox is not self._sandbox_spec:
                 self._sandbox.close()
             self._sandbox = None
+            if not self._released:
+                self._released = True
+                self.base_trees.release()
