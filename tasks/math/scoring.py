@@ -22,7 +22,7 @@ class MathScorer(Scorer):
 
     def score(self, task: Task, completion: str) -> Score:
         verdict = verify_math(completion, task.answer, answer_format=self.answer_format,
-                              timeout=self.timeout)
+                              timeout=self.timeout, question=task.prompt)
         reward = 1.0 if verdict.correct else 0.0
         return Score(reward=reward, correct=verdict.correct, breakdown={"correctness": reward},
                      verifier=verdict.reason, extracted_answer=verdict.extracted)

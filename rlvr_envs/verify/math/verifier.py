@@ -9,11 +9,19 @@ from functools import lru_cache
 
 from rlvr_envs.core.prompts import check_answer_format
 from rlvr_envs.verify.math import deadline
-from rlvr_envs.verify.math.compare import NeedsSymbolic, Shape, fast_equal, gold_shape, judge
+from rlvr_envs.verify.math.compare import (
+    NeedsSymbolic,
+    Shape,
+    fast_equal,
+    gold_shape,
+    judge,
+    restates_question,
+)
 from rlvr_envs.verify.math.deadline import WorkerError
 from rlvr_envs.verify.math.extract import extract
 from rlvr_envs.verify.math.fast import parse_leaf, qualifier_words
 from rlvr_envs.verify.math.normalize import NestingError, balanced, clean, nesting_depth
+from rlvr_envs.verify.math.notation import canonical
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
     ERROR,
@@ -97,10 +105,13 @@ def _has_tricks(text: str) -> bool:
 
 def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
                 timeout: float = 1.0,
-                max_completion_chars: int = MAX_COMPLETION_CHARS) -> MathVerdict:
+                max_completion_chars: int = MAX_COMPLETION_CHARS,
+                question: str | None = None) -> MathVerdict:
     """Whether the final answer of `completion` equals `gold`; returns within `timeout` s.
 
     Hostile completions get correct=False with the reason; a bad gold raises ValueError.
+    With `question` (the problem text), an answer that copies one of its expressions instead
+    of evaluating it (`12 + 7 \\times 3` for "Compute $12 + 7 \\times 3$") is a mismatch.
     """
     started = time.monotonic()
     if not isinstance(completion, str):
@@ -123,14 +134,20 @@ def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
         return MathVerdict(False, MISMATCH, extracted)
     if qualifier_words(extracted) - qualifier_words(gold):  # "42 is correct", "about 42"
         return MathVerdict(False, MISMATCH, extracted)
+    if question is not None:
+        if not isinstance(question, str):
+            raise TypeError(f"question must be a str or None, got {type(question).__name__}")
+        if any(restates_question(a, question, gold) for a in found.answers):
+            return MathVerdict(False, MISMATCH, extracted)
     shape = gold_shape(gold)
+    answers = tuple(canonical(a) for a in found.answers)
     try:
-        reason = judge(shape, found.answers, fast_equal)
+        reason = judge(shape, answers, fast_equal)
     except Exception as exc:  # noqa: BLE001 - NeedsSymbolic, or a fast-path bug: ask the workers
         if not isinstance(exc, NeedsSymbolic):
             log.warning("math verifier fast path failed on %r: %r", extracted[:200], exc)
         try:
-            reply = deadline.pool().call({"op": "judge", "gold": gold, "answers": found.answers},
+            reply = deadline.pool().call({"op": "judge", "gold": gold, "answers": answers},
                                          started + timeout)
         except WorkerError as failure:
             log.warning("math verifier worker failed: %s", failure)
