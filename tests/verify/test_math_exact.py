@@ -101,3 +101,18 @@ def test_symbolic_differences_are_relative_and_need_accurate_values():
     assert quick_compare(exp(-60), exp(-61)) is False
     assert quick_compare(sin(10**100 * pi), sin(10**100 * pi) + 0 * E) is None
     assert quick_compare(sin(x) ** 2 + 1, 2 - sin(x) ** 0 + sin(x) ** 2) is None  # equal: no proof
+
+
+def test_cheap_identity_proofs_are_exact_rewrites_only():
+    from sympy import Rational, Symbol, binomial, cos, log, sin, sqrt, tan
+
+    from rlvr_envs.verify.math.symbolic import identical
+
+    x, n = Symbol("x"), Symbol("n")
+    assert identical(2 * sin(x) * cos(x), sin(2 * x))
+    assert identical(tan(2 * x), sin(2 * x) / cos(2 * x))
+    assert identical(log(8), 3 * log(2))
+    assert identical(binomial(n, 2), n * (n - 1) / 2)
+    assert not identical(log(x ** 2), 2 * log(x))  # false for x < 0: no forced log rules
+    assert not identical(sqrt(x ** 2), x)
+    assert not identical(sin(x) ** 2, 1 - cos(x) ** 2 + Rational(1, 10**30))

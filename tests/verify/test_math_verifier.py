@@ -43,7 +43,8 @@ def test_case_set_is_large_and_covers_every_category():
     categories = {c["category"] for c in CASES}
     assert REQUIRED_CATEGORIES <= categories, REQUIRED_CATEGORIES - categories
     for case in CASES:
-        assert set(case) <= {"gold", "completion", "label", "category", "answer_format"}
+        assert set(case) <= {"gold", "completion", "label", "category", "answer_format", "style",
+                             "question"}
         assert isinstance(case["label"], bool)
     for category in categories - HACK_CATEGORIES - {"unicode"}:
         labels = {c["label"] for c in CASES if c["category"] == category}
@@ -54,7 +55,8 @@ def test_case_set_is_large_and_covers_every_category():
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}-{c['category']}" for i, c in enumerate(CASES)])
 def test_labelled_case(case):
     verdict = verify_math(case["completion"], case["gold"],
-                          answer_format=case.get("answer_format", "boxed"), timeout=CASE_TIMEOUT)
+                          answer_format=case.get("answer_format", "boxed"), timeout=CASE_TIMEOUT,
+                          question=case.get("question"))
     assert isinstance(verdict, MathVerdict) and verdict.reason in REASONS
     assert verdict.correct == case["label"], verdict
     assert verdict.correct == (verdict.reason == "correct")
