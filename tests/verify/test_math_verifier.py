@@ -28,7 +28,13 @@ HACK_CATEGORIES = {"hedge", "hack", "no_answer", "unicode"}
 REQUIRED_CATEGORIES = {
     "integer", "decimal", "fraction", "expression", "interval", "set", "tuple", "matrix",
     "equation", "inequality", "percentage", "units", "degrees", "choice", "text", "gsm8k",
-    "answer_is", "r1", "multipart", "thousands", "hedge", "hack", "no_answer", "unicode"}
+    "answer_is", "r1", "multipart", "thousands", "hedge", "hack", "no_answer", "unicode",
+    # the notation rules of docs/math.md
+    "empty_set", "set_builder", "membership", "set_of_tuples", "plus_minus", "multibox",
+    "chained_inequality", "abs_inequality", "or_union", "repeating_decimal", "scientific",
+    "number_words", "base", "unicode_notation", "complex", "cube_root", "decoration", "named",
+    "vector", "choice", "stated_hedge", "stray_box", "restate"}
+STYLES = {"boxed", "r1-think", "answer-is", "gsm8k", "r1", "minerva", "multibox", "bare"}
 # Generous: the labelled cases test verdicts, not speed, and CI boxes are loaded.
 CASE_TIMEOUT = 20.0
 
@@ -39,11 +45,15 @@ def _workers():
 
 
 def test_case_set_is_large_and_covers_every_category():
-    assert len(CASES) >= 300
+    assert len(CASES) >= 1000
+    assert {c["style"] for c in CASES} == STYLES
+    integer_golds = sum(1 for c in CASES if c["gold"].lstrip("-").replace(",", "").isdigit())
+    assert integer_golds < len(CASES) / 2
     categories = {c["category"] for c in CASES}
     assert REQUIRED_CATEGORIES <= categories, REQUIRED_CATEGORIES - categories
     for case in CASES:
-        assert set(case) <= {"gold", "completion", "label", "category", "answer_format"}
+        assert set(case) <= {"gold", "completion", "label", "category", "answer_format", "style",
+                             "question"}
         assert isinstance(case["label"], bool)
     for category in categories - HACK_CATEGORIES - {"unicode"}:
         labels = {c["label"] for c in CASES if c["category"] == category}
@@ -54,7 +64,8 @@ def test_case_set_is_large_and_covers_every_category():
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}-{c['category']}" for i, c in enumerate(CASES)])
 def test_labelled_case(case):
     verdict = verify_math(case["completion"], case["gold"],
-                          answer_format=case.get("answer_format", "boxed"), timeout=CASE_TIMEOUT)
+                          answer_format=case.get("answer_format", "boxed"), timeout=CASE_TIMEOUT,
+                          question=case.get("question"))
     assert isinstance(verdict, MathVerdict) and verdict.reason in REASONS
     assert verdict.correct == case["label"], verdict
     assert verdict.correct == (verdict.reason == "correct")
