@@ -40,7 +40,8 @@ CASES = Path(__file__).resolve().parents[1] / "tests" / "data" / "math_cases.jso
 
 def ours(case: dict) -> bool:
     return bool(verify_math(case["completion"], case["gold"],
-                            answer_format=case.get("answer_format", "boxed")).correct)
+                            answer_format=case.get("answer_format", "boxed"),
+                            question=case.get("question")).correct)
 
 
 def ours_batch(cases: list[dict]) -> list[bool]:
@@ -48,7 +49,8 @@ def ours_batch(cases: list[dict]) -> list[bool]:
     for fmt in sorted({c.get("answer_format", "boxed") for c in cases}):
         idx = [i for i, c in enumerate(cases) if c.get("answer_format", "boxed") == fmt]
         results = verify_batch([cases[i]["completion"] for i in idx],
-                               [cases[i]["gold"] for i in idx], answer_format=fmt)
+                               [cases[i]["gold"] for i in idx], answer_format=fmt,
+                               questions=[cases[i].get("question") for i in idx])
         verdicts.update((i, bool(v.correct)) for i, v in zip(idx, results))
     return [verdicts[i] for i in range(len(cases))]
 
@@ -142,14 +144,12 @@ def counts(verdicts: list[bool], labels: list[bool], idx: list[int]) -> tuple[in
 
 def verdicts_under_load(cases: list[dict], hogs: int) -> int:
     clear_caches()
-    idle = [verify_math(c["completion"], c["gold"], answer_format=c.get("answer_format", "boxed"))
-            for c in cases]
+    idle = [ours(c) for c in cases]
     procs = [subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"])
              for _ in range(hogs)]
     try:
         clear_caches()
-        loaded = [verify_math(c["completion"], c["gold"],
-                              answer_format=c.get("answer_format", "boxed")) for c in cases]
+        loaded = [ours(c) for c in cases]
     finally:
         for proc in procs:
             proc.kill()
