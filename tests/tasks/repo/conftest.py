@@ -21,6 +21,15 @@ def local_sandbox():
 
 
 @pytest.fixture(scope="session")
+def unsafe_local_sandbox():
+    """Plain local processes: what repo tasks get only with sandbox="local-unsafe"."""
+    from rlvr_envs.sandbox.local import LocalSandbox
+    box = LocalSandbox()
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
 def isolated_sandbox():
     """bubblewrap when it works here, else the local backend (named in the test id)."""
     from rlvr_envs.sandbox.bwrap import bwrap_problem
