@@ -237,6 +237,10 @@ class SandboxedProcess:
         """After the main process exited: kill anything it left behind (daemons)."""
         self.kill()
 
+    def out_of_memory(self) -> bool:
+        """Whether the run hit its memory budget (a backend that cannot tell says False)."""
+        return False
+
     def collect(self, paths: Sequence[str]) -> dict[str, bytes]:
         files: dict[str, bytes] = {}
         root = self.workdir.resolve()
