@@ -76,15 +76,17 @@ def memory_cgroup_available() -> bool:
 
 
 def _oom_kills(directory: Path, version: str) -> int:
-    """How many times the kernel's OOM killer fired in this group (v1 also counts a failed
-    charge, which a tmpfs write at the limit produces without a kill)."""
+    """How many times the group hit its limit: OOM kills plus charges that failed at the
+    limit (a tmpfs or memfd write there fails without a kill). Read only for runs that failed,
+    so a run that merely had page cache reclaimed at the limit is not misnamed."""
     try:
         if version == "v2":
+            hits = 0
             for line in (directory / "memory.events").read_text().splitlines():
                 key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-            return 0
+                if key in ("max", "oom_kill"):
+                    hits += int(value)
+            return hits
         kills = 0
         for line in (directory / "memory.oom_control").read_text().splitlines():
             key, _, value = line.partition(" ")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Mapping
 
 from rlvr_envs.sandbox.base import (Limits, Sandbox, SandboxedProcess, SandboxUnavailable,
-                                    check_command, prepare_workdir, run_env)
+                                    check_command, prepare_workdir, remove_workdir, run_env)
 from rlvr_envs.sandbox.cgroup import RunCgroup, memory_plan, pids_cgroup_available
 from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE, join_cgroup
 from rlvr_envs.sandbox.view import View, interpreter_view
@@ -234,10 +234,10 @@ class LocalSandbox(Sandbox):
                 *command]
 
     def spawn(self, command, *, files=None, limits: Limits = Limits(), workdir=None,
-              env: Mapping[str, str] | None = None) -> SandboxedProcess:
+              env: Mapping[str, str] | None = None, collect=()) -> SandboxedProcess:
         argv = check_command(command)
         limits = Limits.coerce(limits)
-        path, owned = prepare_workdir(files, workdir)
+        path, owned = prepare_workdir(files, workdir, limits.memory_mb)
         if owned and os.geteuid() == 0 and self.owns_uid_65534:
             os.chown(path, SANDBOX_UID, SANDBOX_UID)  # the run's own uid writes in it
         cgroup = RunCgroup.create(limits.max_processes, limits.memory_mb * 2**20)
@@ -255,7 +255,7 @@ class LocalSandbox(Sandbox):
             if cgroup is not None:
                 cgroup.remove()
             if owned:
-                shutil.rmtree(path, ignore_errors=True)
+                remove_workdir(path)
             raise
         return GroupProcess(popen, cgroup=cgroup, workdir=path, owns_workdir=owned,
                             limits=limits, isolation=self.name)

@@ -551,9 +551,11 @@ def run_isolated(config, argv):
             break
         except InterruptedError:
             continue
-    if os.WIFSIGNALED(status):
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-        os.kill(os.getpid(), os.WTERMSIG(status))
+    if os.WIFSIGNALED(status):  # end the same way, so the caller sees the signal
+        number = os.WTERMSIG(status)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 

@@ -456,8 +456,20 @@ def grade_stdio(sandbox: Sandbox, code: str, *, tests: Sequence[dict],
         run_limits = Limits(**{**limits.__dict__, "wall_time": left})
         result = sandbox.run([sandbox.python, "-I", "-S", "solution.py"],
                              files={"solution.py": code}, stdin=test["input"], limits=run_limits)
+        if result.out_of_memory:
+            reason = "memory"
+            first = (f"test {index}: the run exceeded its memory budget of "
+                     f"{limits.memory_mb} MiB")
+            break
         if result.timed_out:
             reason, first = "timeout", first or f"test {index}: timed out"
+            break
+        if result.truncated:
+            reason = "bad_output"
+            first = f"test {index}: output longer than {limits.max_output_bytes} bytes"
+            break
+        if "\ufffd" in result.stdout and "\ufffd" not in test["output"]:
+            reason, first = "bad_output", f"test {index}: output is not UTF-8"
             break
         if result.exit_code != 0:
             tail = result.stderr.strip().splitlines()[-1:] or [""]
