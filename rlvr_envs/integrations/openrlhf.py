@@ -69,7 +69,10 @@ def build_items(queries: Sequence[str], prompts: Sequence[str] | None, labels: S
             ready.append(error_record(PROMPT_NOT_IN_QUERY, "the prompt text does not occur in "
                                       "the query, so the response cannot be cut out of it"))
             continue
-        items.append(item_for_label(labels[i], response, default_env, default_kwargs))
+        try:
+            items.append(item_for_label(labels[i], response, default_env, default_kwargs))
+        except (ValueError, TypeError) as err:
+            raise type(err)(f"label {i}: {err}") from None
         ready.append(None)
     return items, ready
 

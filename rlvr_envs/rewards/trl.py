@@ -16,6 +16,7 @@ Every function has a `__name__`, which TRL uses to log `rewards/<name>/mean`.
 from __future__ import annotations
 
 import json
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -114,33 +115,39 @@ def trl_overlong_reward(max_length: int, cache_length: int, weight: float = 1.0,
 def trl_kimi_length_reward(scorer: Any = None, *, weight: float = 1.0, warmup_steps: int = 0,
                            group_size: int | None = None, task_column: str = "task",
                            tokenizer: Tokenizer | None = None,
-                           correct_fn: Callable[..., Sequence[bool]] | None = None) -> RewardFunc:
+                           correct_fn: Callable[..., Sequence[bool | None]] | None = None
+                           ) -> RewardFunc:
     """The Kimi k1.5 length penalty over each group of the batch. Correctness comes from
     `scorer` on the task column (the env's scorer: `rlvr_envs.scorer_for(env_id)`), or from
-    `correct_fn(prompts, completions, **columns) -> list[bool]`. Warm-up reads
-    `trainer_state.global_step`."""
+    `correct_fn(prompts, completions, **columns) -> list[bool | None]`. Warm-up reads
+    `trainer_state.global_step`. A completion whose verdict is unknown (None from
+    `correct_fn`, or a NaN reward: a math timeout with `on_timeout="none"`) gets None and is
+    left out of its group's length range."""
     if scorer is None and correct_fn is None:
         raise ValueError("the Kimi length penalty needs correctness: pass scorer= or correct_fn=")
 
     def kimi_length_penalty_reward(prompts: list[Any], completions: list[Any],
                                    completion_ids: Any = None, trainer_state: Any = None,
-                                   **kwargs: Any) -> list[float]:
+                                   **kwargs: Any) -> list[float | None]:
         texts = [completion_text(c) for c in completions]
         if correct_fn is not None:
-            correct = [bool(c) for c in correct_fn(prompts, completions, **kwargs)]
+            correct = [None if c is None else bool(c)
+                       for c in correct_fn(prompts, completions, **kwargs)]
         else:
             if kwargs.get(task_column) is None:
                 raise ValueError(f"the dataset has no {task_column!r} column with task records")
             tasks = [task_from_column(t) for t in kwargs[task_column]]
-            correct = [s.correct for s in scorer.score_batch(tasks, texts)]
+            correct = [None if math.isnan(s.reward) else s.correct
+                       for s in scorer.score_batch(tasks, texts)]
         lengths = _lengths(texts, completion_ids, tokenizer)
         step = getattr(trainer_state, "global_step", None)
-        out = [0.0] * len(texts)
+        out: list[float | None] = [None] * len(texts)
         keys = None if group_size else _group_keys(kwargs, task_column)
         for idx in group_indices(prompts, group_size=group_size, keys=keys):
-            values = kimi_length_penalty([lengths[i] for i in idx], [correct[i] for i in idx],
+            known = [i for i in idx if correct[i] is not None]
+            values = kimi_length_penalty([lengths[i] for i in known], [correct[i] for i in known],
                                          weight=weight, step=step, warmup_steps=warmup_steps)
-            for i, v in zip(idx, values):
+            for i, v in zip(known, values):
                 out[i] = v
         return out
     return kimi_length_penalty_reward
