@@ -10,6 +10,8 @@ naming what is missing; it never falls back.
 
 from __future__ import annotations
 
+import warnings
+
 
 from rlvr_envs.sandbox.base import (Limits, RunResult, Sandbox, SandboxedProcess,
                                     SandboxUnavailable)
@@ -23,11 +25,16 @@ __all__ = ["BACKENDS", "Limits", "RunResult", "Sandbox", "SandboxedProcess",
 def get_sandbox(backend: str = "auto", **options) -> Sandbox:
     """A sandbox backend by name: "auto" | "bwrap" | "local" | "docker" | "local-unsafe"."""
     if backend == "local":
-        from rlvr_envs.sandbox.local import LocalSandbox
-        return LocalSandbox(**options)
+        from rlvr_envs.sandbox.local import NamespaceSandbox
+        return NamespaceSandbox(**options)
     if backend == "local-unsafe":
-        from rlvr_envs.sandbox.local import UnsafeLocalSandbox
-        return UnsafeLocalSandbox(**options)
+        from rlvr_envs.sandbox.local import LocalSandbox, UnsafeSandboxWarning
+        warnings.warn("sandbox 'local-unsafe': programs run as plain processes of this user "
+                      "with rlimits only; they can read the host's files (data sets with the "
+                      "tests' answers, caches, credentials), reach the network and write "
+                      "wherever this user can. Use 'bwrap', 'local' or 'docker' for "
+                      "untrusted code.", UnsafeSandboxWarning, stacklevel=2)
+        return LocalSandbox(**options)
     if backend == "bwrap":
         from rlvr_envs.sandbox.bwrap import BwrapSandbox
         return BwrapSandbox(**options)
@@ -42,7 +49,7 @@ def get_sandbox(backend: str = "auto", **options) -> Sandbox:
 def _first_isolating(options) -> Sandbox:
     from rlvr_envs.sandbox.bwrap import BwrapSandbox, bwrap_problem
     from rlvr_envs.sandbox.docker import DockerSandbox, docker_problem
-    from rlvr_envs.sandbox.local import LocalSandbox, namespace_problem
+    from rlvr_envs.sandbox.local import NamespaceSandbox, namespace_problem
 
     problems = {"bwrap": bwrap_problem()}
     if problems["bwrap"] is None:
@@ -50,7 +57,7 @@ def _first_isolating(options) -> Sandbox:
     local_options = {k: v for k, v in options.items() if k in ("python", "warm", "fork_servers")}
     problems["local"] = namespace_problem()
     if problems["local"] is None:
-        return LocalSandbox(**local_options)
+        return NamespaceSandbox(**local_options)
     problems["docker"] = docker_problem()
     if problems["docker"] is None:
         return DockerSandbox()

@@ -49,6 +49,7 @@ class BwrapSandbox(LocalSandbox):
     `ro_binds` adds host paths, read-only, at the same place."""
 
     name = "bwrap"
+    isolates_filesystem = True
     owns_uid_65534 = False  # bubblewrap maps 65534 to the caller's own uid
 
     def __init__(self, *, hide_site_packages: bool = True, ro_binds: Sequence[str] = (),

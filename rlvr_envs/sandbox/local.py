@@ -4,12 +4,12 @@ filesystem is writable (a `pids` cap and one memory budget counting anonymous me
 and tmpfs; else RLIMIT_NPROC and RLIMIT_AS), a scrubbed environment and a private temporary
 working directory.
 
-`local` (`LocalSandbox`) runs every command in its own user, mount, PID, IPC, network and UTS
+`local` (`NamespaceSandbox`) runs every command in its own user, mount, PID, IPC, network and UTS
 namespaces (`zygote.run_isolated`): uid 65534 (the host's 65534 when the grader is root),
 no capabilities, no_new_privs, a root holding only the interpreter's files read-only
 (`view.py`), the working directory, size-capped /tmp and /dev/shm, its own /proc. It needs
 user namespaces and refuses (`SandboxUnavailable`) where they do not work.
-`local-unsafe` (`UnsafeLocalSandbox`) is the same without namespaces: the command sees the
+`local-unsafe` (`LocalSandbox`) is the same without namespaces: the command sees the
 host's files and network as the calling user. It is never chosen unless asked for by name.
 """
 
@@ -29,7 +29,7 @@ from rlvr_envs.sandbox.base import (Limits, Sandbox, SandboxedProcess, SandboxUn
                                     check_command, prepare_workdir, remove_workdir, run_env)
 from rlvr_envs.sandbox.cgroup import RunCgroup, memory_plan, pids_cgroup_available
 from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE, join_cgroup
-from rlvr_envs.sandbox.view import View, interpreter_view
+from rlvr_envs.sandbox.view import interpreter_view
 
 
 def _warn_once(message: str) -> None:
@@ -148,29 +148,28 @@ def make_grader_undumpable() -> None:
 
 
 class LocalSandbox(Sandbox):
-    """Processes in their own namespaces with limits (see the module docstring).
+    """`local-unsafe`: plain processes with limits and nothing else — the host's files (data
+    sets, caches, credentials, the grader's /proc), its network and every path this user may
+    write are within the program's reach. For trusted code, or machines without user
+    namespaces where Docker is not an option; `get_sandbox("local-unsafe")` warns.
 
     `warm=True` (default) lets the code grader run programs as fresh children of a warm fork
     server (`fork_server`; at most `fork_servers` zygotes, default the CPU count, at least 2);
-    each child gets the limits of a run and the same namespaces and view as `spawn`.
+    each child gets the limits of a run and, where user namespaces work, the namespaces and
+    view of `NamespaceSandbox`.
     """
 
-    name = "local"
+    name = "local-unsafe"
+    #: the run sees only the interpreter's files (`view.py`), not the host's
+    isolates_filesystem = False
+    #: the run's uid is the host's 65534 (this backend writes the id maps as root)
+    owns_uid_65534 = False
 
     def __init__(self, python: str | None = None, warm: bool = True,
                  fork_servers: int | None = None):
         self._require_prlimit()
-        problem = namespace_problem()
-        if problem is not None:
-            raise SandboxUnavailable(
-                f"the local sandbox backend is unavailable: {problem}; allow user namespaces "
-                f"(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces), use "
-                f"sandbox='docker', or, knowing that code then reads the host's files and "
-                f"network, sandbox='local-unsafe'")
-        self.python = python or real_python()
-        self.view = interpreter_view()
-        self._view_dict = self.view.as_dict()
-        make_grader_undumpable()
+        self.python = python or sys.executable
+        self._view_dict = interpreter_view().as_dict()  # for fork-server children
         self._init_warm(warm, fork_servers)
 
     @staticmethod
@@ -192,7 +191,7 @@ class LocalSandbox(Sandbox):
 
     def accepts(self, server) -> bool:
         """Whether a started fork server isolates children as well as `spawn` would."""
-        return server.namespaces
+        return True
 
     def _start_fork_server(self, programs):
         from rlvr_envs.sandbox.forkserver import ForkServer
@@ -224,14 +223,8 @@ class LocalSandbox(Sandbox):
 
     def wrap(self, command: list[str], workdir: Path, limits: Limits, tmp_mb: int,
              shm_mb: int, owned: bool) -> list[str]:
-        """The argv that actually runs: the namespace launcher, then the command. When the
-        grader is root the run's uid is the host's 65534 in a directory of its own, else the
-        owner of the directory the caller gave (it is to write there)."""
-        host_id = SANDBOX_UID if owned else workdir.stat().st_uid
-        config = {"view": self._view_dict, "tmp_mb": tmp_mb, "shm_mb": shm_mb,
-                  "workdir": str(workdir), "host_id": host_id}
-        return [self.python, "-I", "-S", "-c", ZYGOTE_SOURCE, "exec", json.dumps(config),
-                *command]
+        """The argv that actually runs (namespaces and bubblewrap prepend themselves)."""
+        return command
 
     def spawn(self, command, *, files=None, limits: Limits = Limits(), workdir=None,
               env: Mapping[str, str] | None = None, collect=()) -> SandboxedProcess:
@@ -260,40 +253,45 @@ class LocalSandbox(Sandbox):
         return GroupProcess(popen, cgroup=cgroup, workdir=path, owns_workdir=owned,
                             limits=limits, isolation=self.name)
 
+
+class NamespaceSandbox(LocalSandbox):
+    """`local`: every run in its own user, mount, PID, IPC, network and UTS namespaces (see
+    the module docstring); refuses to start where user namespaces do not work."""
+
+    name = "local"
     isolates_filesystem = True
-    #: the run's uid is the host's 65534 (this backend writes the id maps as root)
     owns_uid_65534 = True
-
-
-class UnsafeLocalSandbox(LocalSandbox):
-    """`local-unsafe`: plain processes with limits and nothing else — the host's files (data
-    sets, caches, credentials, the grader's /proc), its network and every writable path are
-    within the program's reach. For trusted code, or machines without user namespaces where
-    Docker is not an option; it warns on creation."""
-
-    name = "local-unsafe"
-    isolates_filesystem = False
-    owns_uid_65534 = False
 
     def __init__(self, python: str | None = None, warm: bool = True,
                  fork_servers: int | None = None):
-        import warnings
         self._require_prlimit()
-        warnings.warn("sandbox 'local-unsafe': programs run as plain processes of this user "
-                      "with rlimits only; they can read the host's files (data sets with the "
-                      "tests' answers, caches, credentials), reach the network and write "
-                      "wherever this user can. Use 'bwrap', 'local' or 'docker' for "
-                      "untrusted code.", UnsafeSandboxWarning, stacklevel=3)
-        self.python = python or sys.executable
-        self.view = View()
-        self._view_dict = interpreter_view().as_dict()  # for fork-server children
+        problem = namespace_problem()
+        if problem is not None:
+            raise SandboxUnavailable(
+                f"the local sandbox backend is unavailable: {problem}; allow user namespaces "
+                f"(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces), use "
+                f"sandbox='docker', or, knowing that code then reads the host's files and "
+                f"network, sandbox='local-unsafe'")
+        self.python = python or real_python()
+        self.view = interpreter_view()
+        self._view_dict = self.view.as_dict()
+        make_grader_undumpable()
         self._init_warm(warm, fork_servers)
 
     def accepts(self, server) -> bool:
-        return True
+        return server.namespaces
 
-    def wrap(self, command, workdir, limits, tmp_mb, shm_mb, owned):
-        return command
+    def wrap(self, command: list[str], workdir: Path, limits: Limits, tmp_mb: int,
+             shm_mb: int, owned: bool) -> list[str]:
+        """The argv that actually runs: the namespace launcher, then the command. When the
+        grader is root the run's uid is the host's 65534 in a directory of its own, else the
+        owner of the directory the caller gave (it is to write there)."""
+        host_id = SANDBOX_UID if owned else workdir.stat().st_uid
+        config = {"view": self._view_dict, "tmp_mb": tmp_mb, "shm_mb": shm_mb,
+                  "workdir": str(workdir), "host_id": host_id}
+        return [self.python, "-I", "-S", "-c", ZYGOTE_SOURCE, "exec", json.dumps(config),
+                *command]
+
 
 
 class UnsafeSandboxWarning(UserWarning):
