@@ -12,8 +12,9 @@ Printed, side by side: agreement with the labels, false positives (accepted, lab
 and false negatives, per category and overall; throughput in cases/s (median over rounds)
 on all cases and on the cases that reach our symbolic path (both graders timed on that same
 subset), the fraction of cases that reach it, and the worst per-case latency (the largest of
-the per-case medians over rounds). Ours is timed one call at a time (`verify_math`) and as
-one batch (`verify_batch`). With `--hogs N`, N busy-loop processes are started and our
+the per-case medians over rounds), and the CPU time per symbolic case (this process plus our
+workers), which a loaded machine's scheduling does not change. Ours is timed one call at a
+time (`verify_math`) and as one batch (`verify_batch`). With `--hogs N`, N busy-loop processes are started and our
 verdicts are taken again: the number that change is printed (the target is 0).
 
 With `--agreement`, nothing is timed: one pass of each grader, and a markdown table of
@@ -107,6 +108,23 @@ def timed_rounds(grader, clear, cases: list[dict], rounds: int) -> tuple[list[bo
     return verdicts, statistics.median(totals), [statistics.median(t) for t in per_case]
 
 
+def cpu_ms_per_case(grader, clear, cases: list[dict], rounds: int) -> float:
+    """Median CPU milliseconds per case: this process plus our symbolic workers. Unlike
+    cases/s, this does not depend on how a loaded machine schedules the worker processes."""
+    def cpu_now() -> float:
+        workers = sum(w.cpu_seconds() or 0.0 for w in list(deadline.pool()._all))
+        return time.process_time() + workers
+
+    per_round = []
+    for _ in range(rounds):
+        clear()
+        start = cpu_now()
+        for case in cases:
+            grader(case)
+        per_round.append((cpu_now() - start) / max(1, len(cases)) * 1e3)
+    return statistics.median(per_round)
+
+
 def timed_batch(cases: list[dict], rounds: int) -> float:
     times = []
     for _ in range(rounds):
@@ -193,6 +211,10 @@ def main() -> None:
     sym_ours = sum(ours_lat[i] for i in symbolic)
     sym_mv = sum(mv_lat[i] for i in symbolic)
     sym_batch_s = timed_batch(symbolic_cases, args.rounds) if symbolic else 0.0
+    sym_cpu = {name: cpu_ms_per_case(grader, clear, symbolic_cases, args.rounds)
+               for name, grader, clear in (("ours", ours, clear_caches),
+                                           ("math-verify", math_verify_grader,
+                                            clear_math_verify_caches))} if symbolic else {}
 
     print(f"\n{'category':<14}{'n':>5} | {'ours agree':>10}{'FP':>4}{'FN':>4} | "
           f"{'math-verify agree':>17}{'FP':>4}{'FN':>4}")
@@ -218,6 +240,9 @@ def main() -> None:
           f"(batch {mv_s / batch_s:.1f}x)", end="")
     if symbolic:
         print(f", symbolic part {sym_mv / sym_ours:.1f}x (batch {sym_mv / sym_batch_s:.1f}x)")
+        print(f"CPU per symbolic case (this process + our workers): ours {sym_cpu['ours']:.1f} ms, "
+              f"math-verify {sym_cpu['math-verify']:.1f} ms, ratio "
+              f"{sym_cpu['math-verify'] / max(sym_cpu['ours'], 1e-9):.1f}x")
     else:
         print()
     if args.hogs:
