@@ -116,6 +116,13 @@ class HackingCounters:
         self.episodes = 0
         self.counts: Counter[str] = Counter({flag: 0 for flag in FLAGS})
 
+    def __getstate__(self) -> dict[str, Any]:  # the lock stays behind; a copy gets its own
+        return {k: v for k, v in vars(self).items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
+
     def update(self, flags: Mapping[str, bool]) -> None:
         with self._lock:
             self.episodes += 1
