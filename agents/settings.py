@@ -57,7 +57,7 @@ def split_training_tasks(settings: EnvTrainingSettings, env: Any) -> tuple[list,
     inside the solvability range (the held-out ones stay as drawn)."""
     from rlvr_envs.agents.data import EnvDataError, split_tasks
     from rlvr_envs.curriculum import filter_by_pass_rate, in_solvability_range
-    from rlvr_envs.difficulty import PassRates
+    from rlvr_envs.curriculum import PassRates
 
     train, held_out = split_tasks(env, settings.train_tasks, settings.eval_tasks,
                                   seed=settings.seed, env_id=settings.env_id)

@@ -218,7 +218,7 @@ def test_training_tasks_filtered_to_the_solvability_range(tmp_path):
     from rlvr_envs.agents.data import EnvDataError, split_tasks
     from rlvr_envs.agents.grpo import GRPOSettings
     from rlvr_envs.agents.settings import split_training_tasks
-    from rlvr_envs.difficulty import PassRates
+    from rlvr_envs.curriculum import PassRates
 
     env = rlvr_envs.make(MAGIC_ENV)
     train, held = split_tasks(env, 6, 2)
