@@ -52,14 +52,18 @@ def main() -> None:
                                    warmup_epochs=args.tiny_warmup_epochs,
                                    train_tasks=args.train_tasks, eval_tasks=args.eval_tasks)
         rates = estimate_pass_rates(start, out, env_kwargs, seed, args)
-        measured = json.loads(rates.read_text()) if rates.suffix == ".json" else {}
+        measured = [row["pass_rate"] for row in json.loads(rates.read_text())["tasks"]]
         per_seed[seed] = {
             "unfiltered": common.grpo_arm(start, out / f"unfiltered-s{seed}", env_kwargs, seed,
                                           args, zero_variance_groups="keep"),
             "filtered": common.grpo_arm(start, out / f"filtered-s{seed}", env_kwargs, seed,
                                         args, pass_rates=str(rates), solvable_lo=0.0,
                                         solvable_hi=1.0, zero_variance_groups="keep"),
-            "pass_rate_file": str(rates), "measured": measured.get("meta", {})}
+            "pass_rate_file": str(rates),
+            "pass_rates": {"measured": len(measured),
+                           "never_solved": sum(r == 0 for r in measured),
+                           "always_solved": sum(r == 1 for r in measured),
+                           "in_range": sum(0 < r < 1 for r in measured)}}
     arms = ("unfiltered", "filtered")
 
     def gain_per_step(curve):
