@@ -70,7 +70,7 @@ def start_model(model: str, out: Path, env_kwargs: dict, seed: int, *, train_tas
     build_tiny_model(path, seed=seed, hidden_size=64, corpus=corpus, vocab_size=160)
     tiny, tokenizer = load_model_and_tokenizer(path, DeviceSettings("cpu"))
     tiny = run_sft(tiny, tokenizer, pairs, path.with_name(path.name + "-tmp"),
-                   epochs=warmup_epochs, learning_rate=1e-2, batch_size=16, seed=seed)
+                   epochs=warmup_epochs, learning_rate=3e-3, batch_size=16, seed=seed)
     tiny.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
