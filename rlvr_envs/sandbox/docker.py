@@ -130,3 +130,9 @@ class DockerSandbox(Sandbox):
                                  stderr=subprocess.PIPE, start_new_session=True)
         return ContainerProcess(popen, container=name, workdir=path, owns_workdir=owned,
                                 limits=limits, isolation=self.name)
+
+    def session(self, workdir, limits: Limits = Limits()):
+        """A long-lived container serving many commands in `workdir`
+        (`rlvr_envs.sandbox.docker_session.DockerSession`); the caller closes it."""
+        from rlvr_envs.sandbox.docker_session import DockerSession
+        return DockerSession(self, workdir, limits)
