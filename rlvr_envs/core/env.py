@@ -18,7 +18,7 @@ import gymnasium as gym
 from rlvr_envs.core.prompts import render_plain
 from rlvr_envs.core.scoring import Score, Scorer, check_completion, zero_score
 from rlvr_envs.core.sources import TaskSource, resolve_task
-from rlvr_envs.core.spaces import UnicodeText
+from rlvr_envs.core.spaces import RENDER_FPS, UnicodeText
 from rlvr_envs.core.task import Task
 
 RESET_OPTIONS = ("task",)
@@ -27,7 +27,7 @@ RESET_OPTIONS = ("task",)
 class SingleTurnEnv(gym.Env[str, str]):
     """One prompt, one completion, one verified reward; `terminated` is always True."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": RENDER_FPS}
 
     def __init__(self, source: TaskSource, scorer: Scorer, system_prompt: str, *,
                  max_prompt_chars: int = 65_536, max_completion_chars: int = 1_000_000,

@@ -29,7 +29,7 @@ import gymnasium as gym
 
 from rlvr_envs.core.scoring import Score, zero_score
 from rlvr_envs.core.sources import TaskSource, resolve_task
-from rlvr_envs.core.spaces import UnicodeText
+from rlvr_envs.core.spaces import RENDER_FPS, UnicodeText
 from rlvr_envs.core.task import Task
 
 RESET_OPTIONS = ("task",)
@@ -145,7 +145,7 @@ class ToolResult:
 class MultiTurnEnv(gym.Env[str, str]):
     """Base class of tool-using envs. Subclasses implement the four hooks below."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": RENDER_FPS}
 
     def __init__(self, source: TaskSource, system_prompt: str, *, max_turns: int = 30,
                  max_observation_chars: int = 16_000, max_action_chars: int = 200_000,

@@ -148,7 +148,8 @@ class DockerSession:
 
     def _start(self) -> subprocess.Popen:
         env = {**BASE_ENV, "HOME": "/tmp"}
-        argv = self.sandbox.docker_args(self.name, self.workdir, self.limits, env, self.user)
+        argv = self.sandbox.docker_args(self.name, self.workdir, self.limits, env, self.user,
+                                        False, None)
         self._proc = subprocess.Popen(argv + ["python3", "-I", "-S", "-c", SERVER],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.DEVNULL, start_new_session=True)
@@ -209,7 +210,8 @@ class DockerSession:
         """Remove the container (idempotent)."""
         if self._proc is None:
             return
-        subprocess.run(["docker", "rm", "-f", self.name], capture_output=True)
+        from rlvr_envs.sandbox.docker import remove_container
+        remove_container(self.name)
         for stream in (self._proc.stdin, self._proc.stdout):
             try:
                 stream.close()

@@ -52,6 +52,7 @@ _NAMED_TUPLE = re.compile(r"^\(([^()=]*)\)\s*=\s*(\(.*\))$")
 _VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?")
 _SCIENTIFIC_E = re.compile(r"([+-]?\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})")
 _E_CONSTANT = re.compile(r"(?<![\\a-zA-Z])e(?![a-zA-Z])")
+_ANOTHER_CHOICE = re.compile(r"\(\s*[A-Ea-e]\s*\)|^[A-Ea-e]$")
 _CHOICE_VALUE = re.compile(r"^\(?([A-Ea-e])\)\s*[:.]?\s*(\S.*)$")
 
 
@@ -152,8 +153,8 @@ def _base_verdict(gold: str, answer: str) -> bool | None:
     g, a = base_number(gold), base_number(answer)
     if g is None and a is None:
         return None
-    if g is not None and a is not None:
-        return int(g[0], g[1]) == int(a[0], a[1])
+    if g is not None and a is not None:  # the base asked for, and the same number
+        return g[1] == a[1] and int(g[0], g[1]) == int(a[0], a[1])
     if g is not None:  # the gold's base: the answer's digits, subscript dropped, in that base
         if not re.fullmatch(r"[0-9A-Z]+", answer.strip()):
             return False
@@ -193,6 +194,6 @@ def paired(gold: str, answer: str) -> tuple[str, str, bool | None]:
 def choice_with_value(answer: str) -> tuple[str, str] | None:
     """(letter, value) for a multiple-choice answer given with its value: `(B) 12`."""
     m = _CHOICE_VALUE.match(answer.strip())
-    if not m:
+    if not m or _ANOTHER_CHOICE.search(m.group(2)):  # "(A) (B) (C)" lists options: no value
         return None
     return m.group(1).upper(), m.group(2).strip()

@@ -22,13 +22,19 @@ from rlvr_envs.verify.math import (
     warm_up,
 )
 
-CASES_PATH = Path(__file__).resolve().parents[1] / "data" / "math_cases.jsonl"
+CASES_PATH = Path(__file__).resolve().parent / "math_cases.jsonl"
 CASES = [json.loads(line) for line in CASES_PATH.read_text(encoding="utf-8").splitlines() if line]
 HACK_CATEGORIES = {"hedge", "hack", "no_answer", "unicode"}
 REQUIRED_CATEGORIES = {
     "integer", "decimal", "fraction", "expression", "interval", "set", "tuple", "matrix",
     "equation", "inequality", "percentage", "units", "degrees", "choice", "text", "gsm8k",
-    "answer_is", "r1", "multipart", "thousands", "hedge", "hack", "no_answer", "unicode"}
+    "answer_is", "r1", "multipart", "thousands", "hedge", "hack", "no_answer", "unicode",
+    # the notation rules of docs/math.md
+    "empty_set", "set_builder", "membership", "set_of_tuples", "plus_minus", "multibox",
+    "chained_inequality", "abs_inequality", "or_union", "repeating_decimal", "scientific",
+    "number_words", "base", "unicode_notation", "complex", "cube_root", "decoration", "named",
+    "vector", "stated_hedge", "stray_box", "restate"}
+STYLES = {"boxed", "r1-think", "answer-is", "gsm8k", "r1", "minerva", "multibox", "bare"}
 # Generous: the labelled cases test verdicts, not speed, and CI boxes are loaded.
 CASE_TIMEOUT = 20.0
 
@@ -39,7 +45,10 @@ def _workers():
 
 
 def test_case_set_is_large_and_covers_every_category():
-    assert len(CASES) >= 300
+    assert len(CASES) >= 1000
+    assert {c["style"] for c in CASES} == STYLES
+    integer_golds = sum(1 for c in CASES if c["gold"].lstrip("-").replace(",", "").isdigit())
+    assert integer_golds < len(CASES) / 2
     categories = {c["category"] for c in CASES}
     assert REQUIRED_CATEGORIES <= categories, REQUIRED_CATEGORIES - categories
     for case in CASES:
