@@ -34,10 +34,13 @@ def make_sandbox(backend: Any = "auto", **options: Any):
 
     if isinstance(backend, Sandbox) or hasattr(backend, "run"):
         return backend
-    if backend in ("auto", "bwrap"):
+    if backend == "auto":  # get_sandbox's order, each shown the installation's packages
         from rlvr_envs.sandbox.bwrap import bwrap_problem
-        if backend == "bwrap" or bwrap_problem() is None:
-            options.setdefault("hide_site_packages", False)
+        from rlvr_envs.sandbox.local import namespace_problem
+        backend = "bwrap" if bwrap_problem() is None else \
+            "local" if namespace_problem() is None else "docker"
+    if backend in ("bwrap", "local"):
+        options.setdefault("hide_site_packages", False)
     return get_sandbox(backend, **options)
 
 

@@ -105,12 +105,10 @@ def test_tools_work_in_the_workspace(repo_env, calc_task):
     assert len(obs) <= repo_env.max_observation_chars
 
 
-@pytest.fixture(params=["bwrap", "docker"])
-def tool_env(request, calc_task):
+@pytest.fixture
+def tool_env(isolating_sandbox, calc_task):
     from rlvr_envs.tasks.repo.env import RepoEditEnv
-    box = request.getfixturevalue("isolated_sandbox" if request.param == "bwrap"
-                                  else "repo_docker_sandbox")
-    env = RepoEditEnv([calc_task], sandbox=box)
+    env = RepoEditEnv([calc_task], sandbox=isolating_sandbox)
     env.reset(options={"task": calc_task.id})
     yield env
     env.close()
