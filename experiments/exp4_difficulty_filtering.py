@@ -66,8 +66,8 @@ def main() -> None:
                            "in_range": sum(0 < r < 1 for r in measured)}}
     arms = ("unfiltered", "filtered")
 
-    def gain_per_step(curve):
-        return (common.tail_mean(curve) - common.tail_mean(curve[:3][::-1])) / max(len(curve) - 1, 1)
+    def gain_per_step(curve):  # mean of the last 3 steps minus mean of the first 3, per step
+        return (common.tail_mean(curve) - common.tail_mean(curve[:3])) / max(len(curve) - 1, 1)
 
     summary = {arm: {"zero_variance_frac": common.stats([
                          sum(per_seed[s][arm]["zero_variance_frac"])
