@@ -100,7 +100,7 @@ def main() -> None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                env = RepoEditEnv("shipped", sandbox=backend)
+                env = RepoEditEnv("shipped", sandbox=backend, max_turns=10_000)
                 env.scorer.sandbox
         except Exception as err:
             print(f"{backend}: unavailable ({err})")
