@@ -52,7 +52,7 @@ def test_batch_keeps_the_other_rewards(scorer):
     completions = [gold, hostile("has_close_elements", "numbers, threshold", "nesting"), gold]
     scores = scorer.score_batch([task] * 3, completions)
     assert [s.reward for s in scores] == [1.0, 0.0, 1.0]
-    assert scores[1].verifier == "bad_output"
+    assert scores[1].verifier == "bad_output", scores[1]
 
 
 def test_stdio_output_that_is_not_text_or_too_long(scorer):
