@@ -39,7 +39,7 @@ from math_verify import parse, verify
 from rlvr_envs.verify.math import deadline, verify_batch, verify_math, warm_up
 from rlvr_envs.verify.math.verifier import clear_caches
 
-CASES = Path(__file__).resolve().parents[1] / "tests" / "data" / "math_cases.jsonl"
+CASES = Path(__file__).resolve().parents[1] / "tests" / "verify" / "math" / "math_cases.jsonl"
 
 
 def ours(case: dict) -> bool:

@@ -1,4 +1,4 @@
-r"""The notation cases of tests/data/math_cases.jsonl: competition answers written the way models
+r"""The notation cases of tests/verify/math/math_cases.jsonl: competition answers written the way models
 write them, each labelled by hand, in several completion styles.
 
     .venv/bin/python scripts/notation_cases.py > /tmp/notation.jsonl

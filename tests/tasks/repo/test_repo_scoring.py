@@ -45,5 +45,5 @@ def test_plain_local_is_refused_unless_asked_for_as_unsafe():
         make_sandbox("local")
     with pytest.warns(UnsafeLocalWarning, match="gold patches"):
         box = make_sandbox("local-unsafe")
-    assert box.name == "local"
+    assert box.name == "local-unsafe"
     box.close()

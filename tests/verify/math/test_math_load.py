@@ -15,7 +15,7 @@ from rlvr_envs.verify.math.verifier import clear_caches
 
 pytestmark = pytest.mark.slow
 
-CASES_PATH = Path(__file__).resolve().parents[1] / "data" / "math_cases.jsonl"
+CASES_PATH = Path(__file__).resolve().parent / "math_cases.jsonl"
 HOG = "while True:\n    pass\n"
 
 

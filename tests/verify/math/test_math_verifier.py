@@ -22,7 +22,7 @@ from rlvr_envs.verify.math import (
     warm_up,
 )
 
-CASES_PATH = Path(__file__).resolve().parents[1] / "data" / "math_cases.jsonl"
+CASES_PATH = Path(__file__).resolve().parent / "math_cases.jsonl"
 CASES = [json.loads(line) for line in CASES_PATH.read_text(encoding="utf-8").splitlines() if line]
 HACK_CATEGORIES = {"hedge", "hack", "no_answer", "unicode"}
 REQUIRED_CATEGORIES = {
