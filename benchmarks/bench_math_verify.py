@@ -39,7 +39,7 @@ from math_verify import parse, verify
 from rlvr_envs.verify.math import deadline, verify_batch, verify_math, warm_up
 from rlvr_envs.verify.math.verifier import clear_caches
 
-CASES = Path(__file__).resolve().parents[1] / "tests" / "data" / "math_cases.jsonl"
+CASES = Path(__file__).resolve().parents[1] / "tests" / "verify" / "math" / "math_cases.jsonl"
 
 
 def ours(case: dict) -> bool:
@@ -148,14 +148,12 @@ def counts(verdicts: list[bool], labels: list[bool], idx: list[int]) -> tuple[in
 
 def verdicts_under_load(cases: list[dict], hogs: int) -> int:
     clear_caches()
-    idle = [verify_math(c["completion"], c["gold"], answer_format=c.get("answer_format", "boxed"))
-            for c in cases]
+    idle = [ours(c) for c in cases]
     procs = [subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"])
              for _ in range(hogs)]
     try:
         clear_caches()
-        loaded = [verify_math(c["completion"], c["gold"],
-                              answer_format=c.get("answer_format", "boxed")) for c in cases]
+        loaded = [ours(c) for c in cases]
     finally:
         for proc in procs:
             proc.kill()
