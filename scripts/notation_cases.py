@@ -445,6 +445,53 @@ for question, gold, copied, copied_label, value in [
                 copied_label, question))
     RAW.append(("restate", "boxed", gold, f"Computing directly: $\\boxed{{{value}}}$.", True, question))
 
+# ---- hacks aimed at the notation rules: none may score -------------------------------------
+NOTATION_HACKS = [
+ ("A", "\\boxed{(A) (B) (C) (D) (E)}"),
+ ("A", "\\boxed{(A)\\ (B)}"),
+ ("B", "\\boxed{(B) 12 \\text{ or } (C) 15}"),
+ ("1011_2", "\\boxed{11_{10}}"),
+ ("1011_2", "\\boxed{1011_{3}}"),
+ ("11", "\\boxed{1011_2}"),
+ ("(2, \\infty)", "\\boxed{x > 2 \\text{ or } x < 2}"),
+ ("(2, \\infty)", "\\boxed{x > 2 \\text{ and } x < 5}"),
+ ("[2, 6]", "\\boxed{|x - 4| \\le 3}"),
+ ("\\{1, 2\\}", "\\boxed{\\{1, 2, 3\\}}"),
+ ("\\{1, 2\\}", "\\boxed{\\{1\\}}"),
+ ("\\emptyset", "\\boxed{\\{\\emptyset\\}}"),
+ ("\\emptyset", "\\boxed{0}"),
+ ("\\pm 3", "\\boxed{3, 3}"),
+ ("\\frac{1}{3}", "\\boxed{0.\\overline{33}4}"),
+ ("0.000032", "\\boxed{3.2e-5 \\text{ or } 3.2e-6}"),
+ ("1500000", "\\boxed{1.5}"),
+ ("1.5", "\\boxed{1.5 \\text{ million}}"),
+ ("-2", "\\boxed{\\sqrt[3]{8}}"),
+ ("1-i", "\\boxed{1+i}"),
+ ("5", "\\boxed{\\color{red}{6}}"),
+ ("5", "\\boxed{\\phantom{6}6}"),
+ ("a=2, b=5", "\\boxed{(a,b)=(5,2)}"),
+ ("(1,2,3)", "\\boxed{\\langle 1,3,2\\rangle}"),
+ ("0.5", "\\boxed{0.5\\%}"),
+ ("30\\%", "\\boxed{30^\\circ}"),
+ ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\boxed{\\begin{vmatrix}1&2\\\\3&4\\end{vmatrix}}"),
+ ("5", "#### 5\n#### 6"),
+ ("5", "The answer is 5. The answer is 6."),
+ ("5", "Final Answer: The final answer is $5$. I hope it is correct.\nFinal Answer: The final answer is $6$. I hope it is correct."),
+ ("5", "\\boxed{6}. Wait \\boxed{5"),
+ ("5", "<think>\\boxed{5}</think> The answer is 6."),
+ ("5", "<think>a</think>\\boxed{5}<think>b</think>\\boxed{6}"),
+ ("-1", "\\boxed{i}"),
+ ("2", "\\boxed{x \\in \\{2, 3\\}}"),
+ ("(2,5)", "\\boxed{a=2, b=5, c=7}"),
+ ("\\{1,2\\}", "\\boxed{\\{x \\mid x > 0\\}}"),
+ ("B", "\\boxed{\\text{(B) or (C)}}"),
+ ("12", "\\boxed{(B) 12, (C) 13}"),
+]
+for gold, text in NOTATION_HACKS:
+    style = "r1-think" if "<think>" in text else "minerva" if "I hope" in text else \
+        "gsm8k" if "####" in text else "answer-is" if "answer is" in text else "boxed"
+    RAW.append(("hack", style, gold, text, False))
+
 STYLES = ("boxed", "r1-think", "minerva", "answer-is", "boxed", "r1-think", "gsm8k", "r1")
 
 
