@@ -59,7 +59,11 @@ def estimate_command(
 ) -> None:
     """Sample k completions per task and store each task's pass rate, keyed by task id."""
     import rlvr_envs
-    from rlvr_envs.curriculum.difficulty import default_store_path, estimate_pass_rates, pass_rate_histogram
+    from rlvr_envs.curriculum.difficulty import (
+        default_store_path,
+        estimate_pass_rates,
+        pass_rate_histogram,
+    )
 
     env = rlvr_envs.make(env_id, **json.loads(env_kwargs))
     chosen = resolve_policy_spec(policy)
