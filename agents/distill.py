@@ -18,46 +18,10 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-@dataclass
-class FamilySpec:
-    name: str
-    env_id: str
-    expert: str | None = None  # checkpoint path; None = train one here
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class DistillSettings:
-    student: str
-    families: list[FamilySpec]
-    output_dir: str
-    train_tasks: int = 32
-    eval_tasks: int = 16
-    samples_per_task: int = 4
-    max_new_tokens: int = 64
-    temperature: float = 1.0
-    expert_rounds: int = 2
-    sft_epochs: float = 1.0
-    sft_learning_rate: float = 1e-5
-    logit_epochs: int = 1
-    logit_learning_rate: float = 1e-5
-    logit_temperature: float = 1.0
-    batch_size: int = 8
-    seed: int = 0
-    device: str = "auto"
-    dtype: str = "auto"
-
-    def validate(self) -> None:
-        if not self.families:
-            raise ValueError("distillation needs at least one family (--family NAME=ENV_ID)")
-        names = [f.name for f in self.families]
-        if len(set(names)) != len(names):
-            raise ValueError(f"family names must be distinct, got {names}")
+from rlvr_envs.agents.settings import DistillSettings
 
 
 def same_vocabulary(a: Any, b: Any) -> bool:
@@ -150,7 +114,7 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
                 output_dir=str(run.path / "experts" / name), train_tasks=settings.train_tasks,
                 eval_tasks=0, rounds=settings.expert_rounds,
                 samples_per_task=settings.samples_per_task,
-                max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+                max_new_tokens=settings.max_completion_length, temperature=settings.temperature,
                 learning_rate=settings.sft_learning_rate, seed=settings.seed,
                 device=settings.device, dtype=settings.dtype))
             fam["expert_path"] = str(Path(result["run_dir"]) / "final")
@@ -161,7 +125,8 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
     student, tokenizer = load_model_and_tokenizer(settings.student, device)
     for name, fam in families.items():
         report[name]["student_before"] = score_model(
-            student, tokenizer, fam["eval"], fam["scorer"], max_new_tokens=settings.max_new_tokens)
+            student, tokenizer, fam["eval"], fam["scorer"],
+            max_new_tokens=settings.max_completion_length)
 
     # 2. verified traces
     traces_path = run.path / "traces.jsonl"
@@ -172,7 +137,7 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
             torch.manual_seed(settings.seed)
             kept, pass_rate = verified_samples(
                 expert, expert_tok, fam["train"], fam["scorer"], k=settings.samples_per_task,
-                max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+                max_new_tokens=settings.max_completion_length, temperature=settings.temperature,
                 max_kept_per_task=settings.samples_per_task)
             lines += [json.dumps({"family": name, "messages": r.messages, "completion": text})
                       for r, text in kept]
@@ -223,9 +188,9 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
     for name, fam in families.items():
         expert, expert_tok = load_model_and_tokenizer(fam["expert_path"], device)
         report[name]["expert"] = score_model(expert, expert_tok, fam["eval"], fam["scorer"],
-                                             max_new_tokens=settings.max_new_tokens)
+                                             max_new_tokens=settings.max_completion_length)
         report[name]["student_after"] = score_model(student, tokenizer, fam["eval"],
                                                     fam["scorer"],
-                                                    max_new_tokens=settings.max_new_tokens)
+                                                    max_new_tokens=settings.max_completion_length)
     (run.path / "report.json").write_text(json.dumps(report, indent=2))
     return {"run_dir": str(run.path), "student": str(final_path), "report": report}

@@ -15,39 +15,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from rlvr_envs.agents.settings import EnvTrainingSettings
+from rlvr_envs.agents.settings import GRPOSettings
 
-LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
-
-
-@dataclass
-class GRPOSettings(EnvTrainingSettings):
-    max_steps: int = 50
-    prompts_per_step: int = 4
-    num_generations: int = 8
-    max_completion_length: int = 64
-    loss_type: str = "dapo"
-    beta: float = 0.0
-    scale_rewards: str = "group"
-    save_steps: int = 10
-    multi_turn: bool = False
-    max_turns: int = 8
-    eval_before: bool = True
-
-    def validate(self) -> None:
-        if self.loss_type not in LOSS_TYPES:
-            raise ValueError(f"loss_type must be one of {list(LOSS_TYPES)}, got {self.loss_type!r}")
-        if self.num_generations < 2:
-            raise ValueError(f"GRPO compares completions within a group: num_generations must be "
-                             f">= 2, got {self.num_generations}")
-        for name in ("max_steps", "prompts_per_step", "max_completion_length", "save_steps",
-                     "train_tasks"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 def _trainer_callbacks(run: Any) -> list[Any]:

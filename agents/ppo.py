@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -28,32 +27,7 @@ import torch.nn.functional as F
 
 from rlvr_envs.agents.generation import sample_chats
 
-from rlvr_envs.agents.settings import EnvTrainingSettings, prepare_env_run
-
-
-@dataclass
-class PPOSettings(EnvTrainingSettings):
-    total_updates: int = 20
-    prompts_per_update: int = 8
-    samples_per_prompt: int = 4
-    max_new_tokens: int = 32
-    ppo_epochs: int = 2
-    minibatch_size: int = 16
-    clip_range: float = 0.2
-    clip_range_value: float = 0.2
-    vf_coef: float = 0.5
-    kl_coef: float = 0.05
-    gamma: float = 1.0
-    lam: float = 0.95
-    whiten_advantages: bool = True
-    max_grad_norm: float = 1.0
-    save_every: int = 5
-
-    def validate(self) -> None:
-        for name in ("total_updates", "prompts_per_update", "samples_per_prompt",
-                     "max_new_tokens", "ppo_epochs", "minibatch_size", "save_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+from rlvr_envs.agents.settings import PPOSettings, prepare_env_run
 
 
 class PolicyWithValue(nn.Module):
@@ -165,7 +139,7 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
     run.truncate_log(start)
     if eval_rows and "before" not in run.read_eval():
         run.write_eval({"before": score_model(reference, tokenizer, eval_rows, scorer,
-                                              max_new_tokens=settings.max_new_tokens)})
+                                              max_new_tokens=settings.max_completion_length)})
 
     for update in range(start + 1, settings.total_updates + 1):
         # 1. rollout (seeded per update, so a resumed run sees the same prompts and samples)
@@ -174,7 +148,7 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
         torch.manual_seed(settings.seed * 1_000_003 + update)
         groups = sample_chats(agent.policy, tokenizer, [r.messages for r in rows],
                               n=settings.samples_per_prompt,
-                              max_new_tokens=settings.max_new_tokens,
+                              max_new_tokens=settings.max_completion_length,
                               temperature=settings.temperature)
         samples = [s for g in groups for s in g]
         tasks = [r.task for r in rows for _ in range(settings.samples_per_prompt)]
@@ -232,12 +206,12 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
                  "kl": (kl.sum(1)).mean().item(),
                  "completion_tokens": mask.sum(1).mean().item(),
                  **{k: sum(v) / len(v) for k, v in stats.items()}})
-        if update % settings.save_every == 0 or update == settings.total_updates:
+        if update % settings.save_steps == 0 or update == settings.total_updates:
             save_checkpoint(run.path / f"checkpoint-{update}", agent, tokenizer, optimizer, update)
 
     save_checkpoint(run.final_path, agent, tokenizer, optimizer, settings.total_updates)
     if eval_rows:
         run.write_eval({"after": score_model(agent.policy, tokenizer, eval_rows, scorer,
-                                             max_new_tokens=settings.max_new_tokens)})
+                                             max_new_tokens=settings.max_completion_length)})
     return {"run_dir": str(run.path), "steps": settings.total_updates, "resumed": start > 0,
             "eval": run.read_eval()}
