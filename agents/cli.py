@@ -25,7 +25,7 @@ app = typer.Typer(help="Train a model on an rlvr env (GRPO, PPO, expert iteratio
 console = Console()
 
 #: settings field -> its option name when it is not the field's own
-OPTION_NAMES = {"env_id": "--env"}
+OPTION_NAMES = {"env_id": "--env", "group_rewards": "--group-reward"}
 
 
 def _kwargs(text: str, option: str = "--env-kwargs") -> dict:
@@ -125,21 +125,9 @@ def _register() -> None:
     from rlvr_envs.agents.settings import (DistillSettings, ExpertIterationSettings,
                                            GRPOSettings, PPOSettings)
 
-    group_reward = inspect.Parameter(
-        "group_reward", inspect.Parameter.KEYWORD_ONLY, annotation=List[str],
-        default=typer.Option([], help="module:function group-level reward "
-                                      "f(completions_of_one_prompt, tasks) -> list[float]"))
-
-    def grpo(options: dict) -> None:
+    def grpo(settings: Any) -> dict:
         from rlvr_envs.agents.grpo import train_grpo
-        from rlvr_envs.agents.reward_funcs import import_object
-
-        groups = options.pop("group_reward")
-        try:
-            rewards = [import_object(spec) for spec in groups]
-        except (ValueError, KeyError, TypeError) as err:
-            _fail(err)
-        _train(lambda s: train_grpo(s, group_rewards=rewards), GRPOSettings)(options)
+        return train_grpo(settings)
 
     def ppo(settings: Any) -> dict:
         from rlvr_envs.agents.ppo import train_ppo
@@ -149,7 +137,7 @@ def _register() -> None:
         from rlvr_envs.agents.expert_iteration import train_expert_iteration
         return train_expert_iteration(settings)
 
-    settings_command("grpo", GRPOSettings, grpo, extra=(group_reward,),
+    settings_command("grpo", GRPOSettings, _train(grpo, GRPOSettings),
                      help_text="GRPO through TRL on an env's tasks, rewards from the env's scorer.")
     settings_command("ppo", PPOSettings, _train(ppo, PPOSettings),
                      help_text="PPO with a value head and verifiable rewards (agents/ppo.py).")
@@ -160,12 +148,16 @@ def _register() -> None:
     family = inspect.Parameter(
         "family", inspect.Parameter.KEYWORD_ONLY, annotation=List[str],
         default=typer.Option(..., "--family", help="NAME=ENV_ID, once per family"))
+    family_kwargs = inspect.Parameter(
+        "family_kwargs", inspect.Parameter.KEYWORD_ONLY, annotation=List[str],
+        default=typer.Option([], "--family-kwargs", help="NAME=JSON: gym.make kwargs of that "
+                             "family's env, e.g. math='{\"difficulty\": 1}'"))
     expert = inspect.Parameter(
         "expert", inspect.Parameter.KEYWORD_ONLY, annotation=List[str],
         default=typer.Option([], "--expert", help="NAME=CHECKPOINT (else trained here by "
                                                   "expert iteration)"))
     settings_command("distill", DistillSettings, _distill, skip=("families",),
-                     extra=(family, expert),
+                     extra=(family, family_kwargs, expert),
                      help_text="Distill per-family experts into one student (sequence + logit "
                                "level); print a report.")
 
@@ -186,10 +178,13 @@ def _distill(options: dict) -> None:
 
     envs, experts = _pairs(options.pop("family"), "--family"), _pairs(options.pop("expert"),
                                                                        "--expert")
-    unknown = sorted(set(experts) - set(envs))
-    if unknown:
-        raise typer.BadParameter(f"--expert names {unknown} have no --family")
-    families = [FamilySpec(n, e, experts.get(n)) for n, e in envs.items()]
+    kwargs = {name: _kwargs(text, "--family-kwargs")
+              for name, text in _pairs(options.pop("family_kwargs"), "--family-kwargs").items()}
+    for option, names in (("--expert", experts), ("--family-kwargs", kwargs)):
+        unknown = sorted(set(names) - set(envs))
+        if unknown:
+            raise typer.BadParameter(f"{option} names {unknown} have no --family")
+    families = [FamilySpec(n, e, experts.get(n), kwargs.get(n, {})) for n, e in envs.items()]
     _train(train_distill, DistillSettings, _distill_report, families=families)(options)
 
 

@@ -148,14 +148,12 @@ def counts(verdicts: list[bool], labels: list[bool], idx: list[int]) -> tuple[in
 
 def verdicts_under_load(cases: list[dict], hogs: int) -> int:
     clear_caches()
-    idle = [verify_math(c["completion"], c["gold"], answer_format=c.get("answer_format", "boxed"))
-            for c in cases]
+    idle = [ours(c) for c in cases]
     procs = [subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"])
              for _ in range(hogs)]
     try:
         clear_caches()
-        loaded = [verify_math(c["completion"], c["gold"],
-                              answer_format=c.get("answer_format", "boxed")) for c in cases]
+        loaded = [ours(c) for c in cases]
     finally:
         for proc in procs:
             proc.kill()

@@ -213,6 +213,12 @@ class DockerSandbox(Sandbox):
         return ContainerProcess(popen, container=name, out_dir=out_dir, workdir=path,
                                 owns_workdir=owned, limits=limits, isolation=self.name)
 
+    def session(self, workdir, limits: Limits = Limits()):
+        """A long-lived container serving many commands in `workdir`
+        (`rlvr_envs.sandbox.docker_session.DockerSession`); the caller closes it."""
+        from rlvr_envs.sandbox.docker_session import DockerSession
+        return DockerSession(self, workdir, limits)
+
 
 def _plain_relative(path: str) -> bool:
     """A collect path the entry script may name: relative, no `..`, no shell-special text."""

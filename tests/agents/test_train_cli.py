@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from rlvr_envs.agents.cli import app, settings_from_options, settings_parameters
+from rlvr_envs.agents.cli import OPTION_NAMES, app, settings_from_options, settings_parameters
 from rlvr_envs.agents.settings import (DistillSettings, ExpertIterationSettings, GRPOSettings,
                                        PPOSettings)
 
@@ -27,7 +27,7 @@ def test_every_setting_is_an_option_with_help(command):
         assert field.metadata.get("help"), f"{settings_cls.__name__}.{field.name} has no help"
         if field.name == "families":
             continue  # --family NAME=ENV_ID / --expert NAME=CHECKPOINT
-        option = "--env" if field.name == "env_id" else "--" + field.name.replace("_", "-")
+        option = OPTION_NAMES.get(field.name, "--" + field.name.replace("_", "-"))
         assert option in out.output, f"{command}: {option} missing"
     assert "--max-new-tokens" not in out.output and "--save-every" not in out.output
 
