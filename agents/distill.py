@@ -184,8 +184,8 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
                   "expert_files": {name: checkpoint_stamp(fam["expert_path"])
                                    for name, fam in families.items()},
                   **{k: getattr(settings, k) for k in ("train_tasks", "samples_per_task",
-                                                       "max_completion_length", "temperature", "seed",
-                                                       "expert_rounds")}}
+                                                       "max_completion_length", "temperature",
+                                                       "seed", "expert_rounds")}}
     traces_path = run.path / "traces.jsonl"
     traces = ([json.loads(line) for line in traces_path.read_text().splitlines() if line]
               if traces_path.exists() and stages.current("traces", traces_key) else [])
