@@ -34,7 +34,7 @@ console = Console()
 
 #: (module, attribute, command name) of sub-apps that other parts of the package provide
 SUBCOMMANDS: list[tuple[str, str, str]] = [
-    ("rlvr_envs.difficulty_cli", "app", "difficulty"),
+    ("rlvr_envs.curriculum.cli", "app", "difficulty"),
     ("rlvr_envs.sandbox.cli", "app", "sandbox"),
     ("rlvr_envs.integrations.cli", "serve_app", "serve"),
     ("rlvr_envs.integrations.cli", "export_app", "export"),
@@ -83,7 +83,9 @@ def show_command(env_id: str, seed: int = typer.Option(0, min=0, help="reset see
     console.rule(f"{env_id}  seed={seed}  task={info['task']['id']}")
     console.print(prompt, markup=False)
     console.rule("gold")
-    console.print(info["task"]["answer"], markup=False)
+    base = env.unwrapped
+    gold = base.gold(info["task"]) if hasattr(base, "gold") else info["task"]["answer"]
+    console.print(gold, markup=False)
     console.print(f"difficulty: {info['task']['difficulty']}", markup=False)
     env.close()
 

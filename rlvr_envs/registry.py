@@ -20,6 +20,7 @@ FAMILY_MODULES = (
     "rlvr_envs.tasks.math.envs",
     "rlvr_envs.tasks.code.envs",
     "rlvr_envs.tasks.repo.envs",
+    "rlvr_envs.tasks.reasoning.envs",
 )
 
 

@@ -32,7 +32,7 @@ import gymnasium as gym
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
 from rlvr_envs.integrations.http_limits import ConnectionLimits, check_binding, guarded_protocol
 from rlvr_envs.integrations.openrlhf import build_items, reply
@@ -84,7 +84,9 @@ class ScoreRequest(BaseModel):
 
     query: list[str] | None = Field(None, description="prompt + response texts (OpenRLHF)")
     prompts: list[str | None] | None = Field(None, description="prompt texts, cut from query")
-    labels: list[str | dict] = Field(..., description="ground truth per sample")
+    labels: list[StrictInt | StrictFloat | str | dict] = Field(
+        ..., description="ground truth per sample: a task record, a task id, or a math gold "
+                         "answer (a number is read as its decimal text)")
     responses: list[str] | None = Field(None, description="responses alone, instead of query")
     env: str | None = None
     env_kwargs: dict | None = None

@@ -13,8 +13,9 @@ from typing import Any, Mapping, Sequence
 
 from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.prompts import answer_system_prompt
-from rlvr_envs.core.sources import ProceduralSource, TaskSource
+from rlvr_envs.core.sources import ProceduralSource, TaskList, TaskSource
 from rlvr_envs.registry import register_env
+from rlvr_envs.tasks.math.champ import load_champ
 from rlvr_envs.tasks.math.datasets import GSM8K, MATH, MathDataset, load_math_dataset
 from rlvr_envs.tasks.math.generators import GENERATORS, MAX_LEVEL
 from rlvr_envs.tasks.math.scoring import MathScorer
@@ -125,6 +126,24 @@ def make_math_dataset_env(*, path: str | os.PathLike | None = None, data_files: 
                              max_completion_chars=max_completion_chars, render_mode=render_mode)
 
 
+def make_champ_env(*, path: str | os.PathLike | None = None,
+                   difficulty: int | Sequence[int] | None = None, answer_format: str = "boxed",
+                   timeout: float = 1.0, on_timeout: str = "zero",
+                   max_prompt_chars: int = 65_536,
+                   max_completion_chars: int = 1_000_000,
+                   render_mode: str | None = None) -> SingleTurnEnv:
+    """CHAMP competition problems (shipped by the champ-dataset package), levels 1-3."""
+    source = load_champ(path)
+    levels = _levels(difficulty, None)
+    if levels is not None:
+        kept = [t for t in source if t.difficulty.level in levels]
+        if not kept:
+            raise ValueError(f"no CHAMP problem at levels {list(levels)}; levels are 1-3")
+        source = TaskList(kept, family="math", name="champ")
+    return _env(source, answer_format, timeout, on_timeout, max_prompt_chars,
+                max_completion_chars, render_mode)
+
+
 register_env("rlvr/Math-v0", with_shaping(make_math_env),
              "Procedural math (arithmetic, fractions, equations, algebra, calculus, modular, "
              "word problems), levels 1-10", family="math")
@@ -136,3 +155,6 @@ register_env("rlvr/GSM8K-v0", with_shaping(make_gsm8k_env),
 register_env("rlvr/MATH-v0", with_shaping(make_math_dataset_env),
              "MATH competition problems, levels 1-5 (hub MATH-500 or local json/jsonl/parquet)",
              family="math", check_kwargs={"data_files": str(MATH_SAMPLE)})
+register_env("rlvr/CHAMP-v0", with_shaping(make_champ_env),
+             "CHAMP competition math (270 problems, offline via champ-dataset; the 229 with "
+             "value answers), levels 1-3", family="math")

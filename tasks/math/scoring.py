@@ -39,7 +39,8 @@ class MathScorer(Scorer):
 
     def score(self, task: Task, completion: str) -> Score:
         return self._score(verify_math(completion, task.answer, answer_format=self.answer_format,
-                                       timeout=self.timeout, on_timeout=self.on_timeout))
+                                       timeout=self.timeout, on_timeout=self.on_timeout,
+                                       question=task.prompt))
 
     def score_batch(self, tasks: Sequence[Task], completions: Sequence[str]) -> list[Score]:
         """The batch in one round trip to the symbolic workers (`verify_batch`)."""
@@ -48,7 +49,7 @@ class MathScorer(Scorer):
                              f"and {len(completions)} completions")
         verdicts = verify_batch(list(completions), [t.answer for t in tasks],
                                 answer_format=self.answer_format, timeout=self.timeout,
-                                on_timeout=self.on_timeout)
+                                on_timeout=self.on_timeout, questions=[t.prompt for t in tasks])
         return [self._score(v) for v in verdicts]
 
     def gold_completion(self, task: Task) -> str:

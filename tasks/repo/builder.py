@@ -27,7 +27,7 @@ from rlvr_envs.tasks.repo.workspace import (
 )
 
 from rlvr_envs.core.task import Task
-from rlvr_envs.verify.repo import outcome_of, parse_report
+from rlvr_envs.verify.repo import outcome_of
 
 
 class TaskRejected(ValueError):
@@ -51,7 +51,7 @@ def run_suite(sandbox, tree: Path, metadata: dict[str, Any], *, timeout: float) 
     """Run the repo's whole test suite (its own configuration decides what that is)."""
     report, result = run_pytest(sandbox, tree, list(metadata.get("test_args", [])), metadata,
                                 timeout=timeout)
-    tests = parse_report(report) or {}
+    tests = report.tests if report.problem is None else {}
     return SuiteRun({t: outcome_of(p) for t, p in tests.items()},
                     {t: p.get("message", "") for t, p in tests.items() if p.get("message")},
                     result.exit_code, result.timed_out)

@@ -25,32 +25,44 @@ COMPONENTS = {"tests": 0.0}
 
 
 def make_sandbox(backend: Any = "auto", **options: Any):
-    """A sandbox for repo tasks: pytest must be importable, so bubblewrap keeps the Python
-    installation's site-packages visible."""
+    """A sandbox for repo tasks (pytest must be importable, so bubblewrap keeps the Python
+    installation's site-packages visible). Every name means what `get_sandbox` makes of it:
+    "auto" the first backend that isolates here, "local" processes in their own namespaces,
+    and plain processes only as "local-unsafe", asked for by name (with a warning): they can
+    read the task files (gold patches included) and write the host."""
     from rlvr_envs.sandbox import Sandbox, get_sandbox
 
     if isinstance(backend, Sandbox) or hasattr(backend, "run"):
         return backend
-    if backend in ("auto", "bwrap"):
+    if backend == "auto":  # get_sandbox's order, each shown the installation's packages
+        from rlvr_envs.sandbox.bwrap import bwrap_problem
+        from rlvr_envs.sandbox.local import namespace_problem
+        backend = "bwrap" if bwrap_problem() is None else \
+            "local" if namespace_problem() is None else "docker"
+    if backend in ("bwrap", "local"):
         options.setdefault("hide_site_packages", False)
     return get_sandbox(backend, **options)
 
 
 class RepoScorer(Scorer):
     """Grades repo tasks in a sandbox. `partial_credit`: reward = fraction of required tests
-    passing (only when the run itself completed) instead of all-or-nothing."""
+    passing (only when the run itself completed) instead of all-or-nothing. `strict_diff`
+    (default): a change the diff monitor flags as hacking scores 0."""
 
     components = COMPONENTS
 
     def __init__(self, sandbox: Any = "auto", *, partial_credit: bool = False,
-                 test_timeout: float | None = None, base_trees: BaseTreeCache = BASE_TREES,
+                 strict_diff: bool = True, test_timeout: float | None = None, base_trees: BaseTreeCache = BASE_TREES,
                  sandbox_options: dict[str, Any] | None = None):
         self._sandbox_spec, self._sandbox_options = sandbox, dict(sandbox_options or {})
         self._sandbox = None
         self._lock = threading.Lock()
         self.partial_credit = partial_credit
+        self.strict_diff = strict_diff
         self.test_timeout = test_timeout
         self.base_trees = base_trees
+        base_trees.acquire()
+        self._released = False
         self.last_run: GradeRun | None = None
 
     @property
@@ -95,7 +107,8 @@ class RepoScorer(Scorer):
         except WorkspaceTooLarge as err:
             return zero_score("workspace_too_large", COMPONENTS, error=str(err))
         score, run = grade_changes(self.sandbox, base, changes, task.metadata,
-                                   timeout=self.test_timeout, partial_credit=self.partial_credit)
+                                   timeout=self.test_timeout, partial_credit=self.partial_credit,
+                                   strict_diff=self.strict_diff)
         self.last_run = run
         score.details["agent_patch"] = run.agent_patch[:20_000]
         score.details["isolation"] = run.isolation
@@ -107,3 +120,6 @@ class RepoScorer(Scorer):
             if self._sandbox is not None and self._sandbox is not self._sandbox_spec:
                 self._sandbox.close()
             self._sandbox = None
+            if not self._released:
+                self._released = True
+                self.base_trees.release()

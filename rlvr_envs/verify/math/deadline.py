@@ -320,7 +320,7 @@ class WorkerPool:
                 taken.append(self._idle.get(timeout=max(0.0, deadline - time.monotonic())))
             except queue.Empty:
                 break
-        for worker in taken:
+        for worker in reversed(taken):  # the warmest worker goes back on top
             try:
                 worker.send(payload)
                 if worker.read_reply(deadline).get("stuck"):

@@ -20,6 +20,8 @@ from sympy import (
     Eq,
     Expr,
     Float,
+    I,
+    Pow,
     Rational,
     Symbol,
     cancel,
@@ -31,7 +33,7 @@ from sympy import (
 )
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
-from rlvr_envs.verify.math.compare import NeedsSymbolic, fast_equal, gold_shape, judge
+from rlvr_envs.verify.math.compare import NeedsSymbolic, aligned, fast_equal, gold_shape, judge
 
 math_verify.parser.TIMEOUT_WARNING_SHOWN = True  # the worker's deadline is the caller's timeout
 logging.getLogger("math_verify").setLevel(logging.ERROR)
@@ -148,17 +150,53 @@ def identical(gold, answer) -> bool:
         expand(difference.rewrite(exp)) == 0
 
 
+def _odd_root_of_negative(e) -> bool:
+    return (isinstance(e, Pow) and e.exp.is_Rational and not e.exp.is_Integer
+            and e.exp.q % 2 == 1 and e.base.is_negative is True)
+
+
+def _real_roots(expr):
+    """Odd roots of negative numbers taken real: sqrt[3]{-8} is -2, not 1 + sqrt(3) i."""
+    try:
+        return expr.replace(_odd_root_of_negative,
+                            lambda e: (-1) ** e.exp.p * (-e.base) ** e.exp)
+    except Exception:  # noqa: BLE001 - set and relation types without replace: keep as parsed
+        return expr
+
+
+def _readings(gold: tuple, answer: tuple) -> tuple[tuple, tuple]:
+    """The parsed answers with the notation rules of the symbolic path: `i` is the imaginary
+    unit when it is the only letter on both sides; odd roots of negatives are real."""
+    symbols = set()
+    for expr in gold + answer:
+        symbols |= getattr(expr, "free_symbols", set())
+    unit = {symbol: I for symbol in symbols} if {str(x) for x in symbols} == {"i"} else None
+
+    def read(expr):
+        expr = _real_roots(expr)
+        if unit and isinstance(expr, Basic):
+            try:
+                expr = expr.xreplace(unit)
+            except Exception:  # noqa: BLE001 - keep what does not rebuild
+                logging.getLogger(__name__).debug("kept i as a symbol in %r", expr)
+        return expr
+
+    return tuple(map(read, gold)), tuple(map(read, answer))
+
+
 def symbolic_equal(gold: str, answer: str) -> bool:
     try:
         return fast_equal(gold, answer)
     except NeedsSymbolic:
         pass
+    gold, answer, _ = aligned(gold, answer)  # fast_equal would have returned a verdict
     parsed_gold = parse_symbolic(gold)
     if not parsed_gold:
         raise GoldUnparsed(f"gold answer part {gold!r} does not parse as math")
     parsed_answer = parse_symbolic(answer)
     if not parsed_answer:
         return False
+    parsed_gold, parsed_answer = _readings(parsed_gold, parsed_answer)
     quick = quick_compare(parsed_gold[0], parsed_answer[0])
     if quick is not None:
         return quick

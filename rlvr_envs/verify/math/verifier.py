@@ -11,11 +11,19 @@ from functools import lru_cache
 
 from rlvr_envs.core.prompts import check_answer_format
 from rlvr_envs.verify.math import cache, deadline
-from rlvr_envs.verify.math.compare import NeedsSymbolic, Shape, fast_equal, gold_shape, judge
+from rlvr_envs.verify.math.compare import (
+    NeedsSymbolic,
+    Shape,
+    fast_equal,
+    gold_shape,
+    judge,
+    restates_question,
+)
 from rlvr_envs.verify.math.deadline import WorkerError
 from rlvr_envs.verify.math.extract import extract
 from rlvr_envs.verify.math.fast import parse_leaf, qualifier_words
 from rlvr_envs.verify.math.normalize import NestingError, balanced, clean, nesting_depth
+from rlvr_envs.verify.math.notation import canonical
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
     ERROR,
@@ -119,11 +127,14 @@ def _check_options(answer_format: str, timeout: float, on_timeout: str,
         raise ValueError(f"wall_timeout must be > 0 seconds or None, got {wall_timeout!r}")
 
 
-def _read(completion: str, gold: str, answer_format: str,
-          max_completion_chars: int) -> MathVerdict | _Pending:
-    """The verdict when reading the answer already decides it, else what is left to compare."""
+def _read(completion: str, gold: str, answer_format: str, max_completion_chars: int,
+          question: str | None = None) -> MathVerdict | _Pending:
+    """The verdict when reading the answer already decides it, else what is left to compare
+    (the answers rewritten by the notation rules, `notation.canonical`)."""
     if not isinstance(completion, str):
         raise TypeError(f"completion must be a str, got {type(completion).__name__}")
+    if question is not None and not isinstance(question, str):
+        raise TypeError(f"question must be a str or None, got {type(question).__name__}")
     problem = _gold_problem(gold)
     if problem:
         raise ValueError(problem)
@@ -139,7 +150,9 @@ def _read(completion: str, gold: str, answer_format: str,
         return MathVerdict(False, MISMATCH, extracted)
     if qualifier_words(extracted) - qualifier_words(gold):  # "42 is correct", "about 42"
         return MathVerdict(False, MISMATCH, extracted)
-    return _Pending(gold, tuple(found.answers), extracted)
+    if question is not None and any(restates_question(a, question, gold) for a in found.answers):
+        return MathVerdict(False, MISMATCH, extracted)
+    return _Pending(gold, tuple(canonical(a) for a in found.answers), extracted)
 
 
 def _fast_reason(pending: _Pending) -> str | None:
@@ -186,7 +199,8 @@ def _known_reason(pending: _Pending, budget: float) -> str | None:
 def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
                 timeout: float = 1.0, on_timeout: str = "zero",
                 wall_timeout: float | None = None,
-                max_completion_chars: int = MAX_COMPLETION_CHARS) -> MathVerdict:
+                max_completion_chars: int = MAX_COMPLETION_CHARS,
+                question: str | None = None) -> MathVerdict:
     """Whether the final answer of `completion` equals `gold`.
 
     `timeout` is the CPU time (seconds) the symbolic comparison may use, so the verdict does
@@ -194,9 +208,11 @@ def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
     60 s) only ends a comparison that gets no CPU at all. On a timeout, `on_timeout="zero"`
     gives `correct=False` and `"none"` gives `correct=None` (no reward: leave the sample out).
     Hostile completions get correct=False with the reason; a bad gold raises ValueError.
+    With `question` (the problem text), an answer that copies one of its expressions instead
+    of evaluating it (`12 + 7 \\times 3` for "Compute $12 + 7 \\times 3$") is a mismatch.
     """
     _check_options(answer_format, timeout, on_timeout, wall_timeout)
-    pending = _read(completion, gold, answer_format, max_completion_chars)
+    pending = _read(completion, gold, answer_format, max_completion_chars, question)
     if isinstance(pending, MathVerdict):
         return pending
     reason = _known_reason(pending, timeout)
@@ -215,8 +231,9 @@ def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
 def verify_batch(completions: Sequence[str], golds: Sequence[str], *,
                  answer_format: str = "boxed", timeout: float = 1.0, on_timeout: str = "zero",
                  wall_timeout: float | None = None,
-                 max_completion_chars: int = MAX_COMPLETION_CHARS) -> list[MathVerdict]:
-    """`verify_math` for many (completion, gold) pairs, with the same verdicts.
+                 max_completion_chars: int = MAX_COMPLETION_CHARS,
+                 questions: Sequence[str | None] | None = None) -> list[MathVerdict]:
+    """`verify_math` for many (completion, gold[, question]) triples, with the same verdicts.
 
     Answers are read and the fast path runs here; the pairs left for the symbolic path (each
     distinct pair once) go to the workers in one request per worker, so a batch pays the
@@ -228,8 +245,14 @@ def verify_batch(completions: Sequence[str], golds: Sequence[str], *,
     if len(completions) != len(golds):
         raise ValueError(f"verify_batch needs one gold per completion: got {len(completions)} "
                          f"completions and {len(golds)} golds")
+    if questions is None:
+        questions = [None] * len(golds)
+    elif isinstance(questions, str) or len(questions) != len(golds):
+        raise ValueError("verify_batch needs one question (or None) per completion, or "
+                         "questions=None")
     _check_options(answer_format, timeout, on_timeout, wall_timeout)
-    read = [_read(c, g, answer_format, max_completion_chars) for c, g in zip(completions, golds)]
+    read = [_read(c, g, answer_format, max_completion_chars, q)
+            for c, g, q in zip(completions, golds, questions)]
     reasons: dict[tuple[str, tuple[str, ...]], str | None] = {}
     for item in read:
         if isinstance(item, _Pending) and (item.gold, item.answers) not in reasons:

@@ -1,0 +1,200 @@
+"""The warm fork server: every child is a fresh process with its own namespaces, private /tmp,
+/dev/shm and sockets, nothing of another child in reach, and nothing left once its run ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+
+import pytest
+
+from rlvr_envs.sandbox import Limits, get_sandbox
+from rlvr_envs.sandbox.bwrap import bwrap_problem
+from rlvr_envs.tasks.code.humaneval import load_humaneval
+from rlvr_envs.tasks.code.scoring import CodeScorer
+
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
+                                 reason=f"bubblewrap unavailable: {bwrap_problem()}")
+
+#: runs the Python it is sent (one JSON line: {"code": ...}) and answers `result` as JSON
+PROBE = '''
+import json, os
+def main(fd):
+    reader = os.fdopen(fd, "rb")
+    writer = os.fdopen(fd, "wb", closefd=False)
+    for line in reader:
+        scope = {}
+        exec(json.loads(line)["code"], scope)
+        writer.write(json.dumps(scope.get("result")).encode() + b"\\n")
+        writer.flush()
+'''
+LIMITS = Limits(wall_time=10, memory_mb=512, max_processes=16)
+
+
+@pytest.fixture(params=["local", pytest.param("bwrap", marks=needs_bwrap)])
+def server(request):
+    sandbox = get_sandbox(request.param)
+    server = sandbox.fork_server({"probe": PROBE})
+    assert server is not None and server.isolation == request.param
+    yield server
+    sandbox.close()
+
+
+class Child:
+    """One isolated probe child and our end of its channel."""
+
+    def __init__(self, server, isolate=True):
+        self.job = server.job(LIMITS)
+        self.sock, theirs = socket.socketpair()
+        self.job.spawn("probe", [theirs], isolate=isolate)
+        theirs.close()
+        self.reader = self.sock.makefile("rb")
+
+    def run(self, code: str):
+        self.sock.sendall(json.dumps({"code": code}).encode() + b"\n")
+        self.sock.settimeout(10)
+        return json.loads(self.reader.readline())
+
+    def close(self, wait=True):
+        self.reader.close()
+        self.sock.close()
+        self.job.close(wait=wait)
+
+
+def test_isolated_child_sees_only_itself(server):
+    if not server.namespaces:
+        pytest.skip("user namespaces are unavailable here; children fall back to local isolation")
+    child = Child(server)
+    view = child.run("""
+import os, socket
+def attempt(fn):
+    try:
+        fn()
+        return "allowed"
+    except OSError as err:
+        return type(err).__name__
+result = {
+    "pid": os.getpid(), "cwd": os.getcwd(), "uid": os.getuid(),
+    "pids": sorted(p for p in os.listdir("/proc") if p.isdigit()),
+    "write_root": attempt(lambda: open("/escape", "w")),
+    "write_usr": attempt(lambda: open("/usr/escape", "w")),
+    "write_dev": attempt(lambda: open("/dev/escape", "w")),
+    "write_tmp": attempt(lambda: open("/tmp/mine", "w").write("x")),
+    "sethostname": attempt(lambda: socket.sethostname("escaped")),
+    "network": attempt(lambda: socket.create_connection(("127.0.0.1", 9), timeout=1)),
+}
+""")
+    child.close()
+    # its own /proc (its PID namespace holds only itself), uid 65534, never root
+    assert view["pid"] == 1 and view["pids"] in ([], ["1"]) and view["cwd"] == "/tmp"
+    assert view["uid"] == 65534
+    assert view["write_root"] != "allowed" and view["write_usr"] != "allowed"
+    assert view["write_dev"] != "allowed" and view["write_tmp"] == "allowed"
+    assert view["sethostname"] != "allowed"  # no capabilities left, even in its own namespace
+    assert view["network"] != "allowed"
+
+
+def test_concurrent_children_share_nothing(server):
+    if not server.namespaces:
+        pytest.skip("user namespaces are unavailable here")
+    name = f"rlvr-test-{uuid.uuid4().hex[:8]}"
+    first, second = Child(server), Child(server)
+    planted = first.run(f"""
+import os, socket
+open("/tmp/{name}", "w").write("secret")
+open("/dev/shm/{name}", "w").write("secret")
+server = socket.socket(socket.AF_UNIX)
+server.bind("\\0{name}")
+server.listen(1)
+KEEP = server
+result = sorted(os.listdir("/tmp"))
+""")
+    assert planted == [name]
+    seen = second.run(f"""
+import os, socket
+probe = socket.socket(socket.AF_UNIX)
+try:
+    probe.connect("\\0{name}")
+    reached = True
+except OSError:
+    reached = False
+result = [os.path.exists("/tmp/{name}"), os.path.exists("/dev/shm/{name}"), reached]
+""")
+    first.close()
+    second.close()
+    assert seen == [False, False, False]
+
+
+def test_trusted_child_is_not_dumpable(server):
+    child = Child(server, isolate=False)
+    dumpable = child.run("import ctypes\nresult = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)")
+    child.close()
+    assert dumpable == 0
+
+
+def processes_named(name: str) -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as fh:
+                    if fh.read().strip() == name:
+                        found.append(entry)
+            except OSError:
+                pass
+    return found
+
+
+def test_closing_a_run_kills_what_it_left_behind(server):
+    marker = f"rlvr-{uuid.uuid4().hex[:8]}"
+    child = Child(server)
+    child.run(f"""
+import ctypes, os, time
+if os.fork() == 0:
+    os.setsid()
+    ctypes.CDLL(None).prctl(15, b"{marker}", 0, 0, 0)
+    time.sleep(60)
+    os._exit(0)
+result = None
+""")
+    deadline = time.monotonic() + 5
+    while not processes_named(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_named(marker), "the background process never started"
+    child.close(wait=True)
+    assert processes_named(marker) == []
+
+
+def test_zygote_restarts_after_it_dies():
+    sandbox = get_sandbox("bwrap" if bwrap_problem() is None else "local")
+    scorer = CodeScorer(sandbox, limits=Limits(wall_time=10))
+    task = load_humaneval().get("HumanEval/2")
+    try:
+        assert scorer.score(task, scorer.gold_completion(task)).reward == 1.0
+        from rlvr_envs.verify.code.grader import PROGRAMS
+        first = sandbox.fork_server(PROGRAMS)
+        first.popen.kill()
+        first.popen.wait(5)
+        deadline = time.monotonic() + 5
+        while first.alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert scorer.score(task, scorer.gold_completion(task)).reward == 1.0
+        assert sandbox.fork_server(PROGRAMS) is not first
+    finally:
+        sandbox.close()
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+def test_cold_path_still_grades(backend):
+    """warm=False: two fresh sandboxed interpreters per run, the grader relaying calls."""
+    scorer = CodeScorer(get_sandbox(backend, warm=False), limits=Limits(wall_time=10))
+    task = load_humaneval().get("HumanEval/0")
+    assert scorer.score(task, scorer.gold_completion(task)).reward == 1.0
+    always = ("```python\nclass A:\n    def __eq__(self, other): return True\n"
+              "def has_close_elements(numbers, threshold):\n    return A()\n```")
+    assert scorer.score(task, always).reward == 0.0
+    crash = scorer.score(task, "```python\nimport os\nos._exit(0)\n```")
+    assert crash.reward == 0.0 and crash.verifier == "crashed"
