@@ -165,7 +165,8 @@ class DockerSandbox(Sandbox):
         tmpfs = f"rw,nosuid,nodev,size={limits.memory_mb}m"
         args = ["docker", "run", "-i", "--name", name, "--network", "none",
                 "--read-only", "--tmpfs", f"/tmp:{tmpfs},mode=1777",
-                "--memory", mem, "--memory-swap", mem, "--cpus", str(self.cpus),
+                "--memory", mem, "--memory-swap", mem, "--shm-size", mem,
+                "--cpus", str(self.cpus),
                 "--pids-limit", str(limits.max_processes),
                 "--ulimit", f"nofile={limits.max_open_files}:{limits.max_open_files}",
                 "--ulimit", f"fsize={limits.max_file_bytes}:{limits.max_file_bytes}",
@@ -212,6 +213,12 @@ class DockerSandbox(Sandbox):
                                  stderr=subprocess.PIPE, start_new_session=True)
         return ContainerProcess(popen, container=name, out_dir=out_dir, workdir=path,
                                 owns_workdir=owned, limits=limits, isolation=self.name)
+
+    def session(self, workdir, limits: Limits = Limits()):
+        """A long-lived container serving many commands in `workdir`
+        (`rlvr_envs.sandbox.docker_session.DockerSession`); the caller closes it."""
+        from rlvr_envs.sandbox.docker_session import DockerSession
+        return DockerSession(self, workdir, limits)
 
 
 def _plain_relative(path: str) -> bool:

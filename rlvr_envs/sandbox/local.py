@@ -256,14 +256,16 @@ class LocalSandbox(Sandbox):
 
 class NamespaceSandbox(LocalSandbox):
     """`local`: every run in its own user, mount, PID, IPC, network and UTS namespaces (see
-    the module docstring); refuses to start where user namespaces do not work."""
+    the module docstring); refuses to start where user namespaces do not work.
+    `hide_site_packages=False` shows the Python installation's site-packages and the active
+    virtualenv, read-only, and runs this virtualenv's interpreter (repo tasks need pytest)."""
 
     name = "local"
     isolates_filesystem = True
     owns_uid_65534 = True
 
     def __init__(self, python: str | None = None, warm: bool = True,
-                 fork_servers: int | None = None):
+                 fork_servers: int | None = None, *, hide_site_packages: bool = True):
         self._require_prlimit()
         problem = namespace_problem()
         if problem is not None:
@@ -273,7 +275,14 @@ class NamespaceSandbox(LocalSandbox):
                 f"sandbox='docker', or, knowing that code then reads the host's files and "
                 f"network, sandbox='local-unsafe'")
         self.python = python or real_python()
-        self.view = interpreter_view()
+        extra_ro: tuple[str, ...] = ()
+        if not hide_site_packages:
+            from rlvr_envs.sandbox.view import python_prefix
+            self.python = python or sys.executable
+            venv = os.path.realpath(sys.prefix)
+            if venv != os.path.realpath(python_prefix()):
+                extra_ro = (venv,)
+        self.view = interpreter_view(hide_site_packages=hide_site_packages, extra_ro=extra_ro)
         self._view_dict = self.view.as_dict()
         make_grader_undumpable()
         self._init_warm(warm, fork_servers)
