@@ -42,11 +42,6 @@ def _report(result: dict) -> None:
     console.print_json(json.dumps(result, default=str))
 
 
-def _fail(err: Exception) -> None:
-    console.print(f"[red]error:[/] {err}", markup=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
-
-
 def _option_name(name: str) -> str:
     return OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
 
@@ -110,13 +105,9 @@ def settings_command(name: str, settings_cls: type, run: Callable[..., None], *,
 def _train(trainer: Callable[[Any], dict], settings_cls: type,
            after: Callable[[dict], None] = _report, **fixed: Any) -> Callable[[dict], None]:
     def run(options: dict) -> None:
-        try:
-            settings = settings_from_options(settings_cls, options, **fixed)
-            settings.validate()
-            result = trainer(settings)
-        except (ValueError, KeyError, TypeError) as err:
-            _fail(err)
-        after(result)
+        settings = settings_from_options(settings_cls, options, **fixed)
+        settings.validate()
+        after(trainer(settings))
 
     return run
 
