@@ -33,6 +33,7 @@ def mean(values):
     return sum(values) / len(values)
 
 
+@pytest.mark.slow
 def test_grpo_raises_reward_logs_components_and_feeds_group_rewards(tiny_model, tmp_path):
     group_sizes = []
 
@@ -55,6 +56,7 @@ def test_grpo_raises_reward_logs_components_and_feeds_group_rewards(tiny_model, 
     assert settings["loss_type"] == "dr_grpo"
 
 
+@pytest.mark.slow
 def test_grpo_resumes_after_interruption_without_repeating_steps(tiny_model, tmp_path):
     from transformers import TrainerCallback
 
@@ -72,6 +74,7 @@ def test_grpo_resumes_after_interruption_without_repeating_steps(tiny_model, tmp
     assert [r["step"] for r in RunDir(tmp_path / "run").read_log()] == [1, 2, 3, 4]
 
 
+@pytest.mark.slow
 def test_grpo_multi_turn_through_rollout_func(tiny_model, tmp_path):
     settings = grpo_settings(tiny_model, tmp_path / "mt", env_id=MAGIC_TOOLS_ENV, max_steps=2,
                              prompts_per_step=2, num_generations=2, multi_turn=True,
@@ -84,6 +87,7 @@ def test_grpo_multi_turn_through_rollout_func(tiny_model, tmp_path):
     assert all(0 < r["completions/mean_length"] <= 32 for r in log)
 
 
+@pytest.mark.slow
 def test_ppo_raises_reward_and_resumes(tiny_model, tmp_path):
     from rlvr_envs.agents.ppo import PPOSettings, train_ppo
 
@@ -121,6 +125,7 @@ def test_ppo_pieces():
     assert abs(white[0, :3].mean().item()) < 1e-6 and white[0, 3].item() == 0.0
 
 
+@pytest.mark.slow
 def test_expert_iteration_raises_sampled_pass_rate(tiny_model, tmp_path):
     from rlvr_envs.agents.expert_iteration import (ExpertIterationSettings,
                                                    train_expert_iteration)
@@ -135,6 +140,7 @@ def test_expert_iteration_raises_sampled_pass_rate(tiny_model, tmp_path):
     assert log[-1]["reward"] > log[0]["reward"] + 0.15, log
 
 
+@pytest.mark.slow
 def test_distill_two_experts_into_one_student(tiny_model, tmp_path):
     from rlvr_envs.agents.distill import train_distill
     from rlvr_envs.agents.settings import DistillSettings, FamilySpec
