@@ -170,7 +170,7 @@ class ProceduralSource(TaskSource):
             return self._seen[key]
         match = _PROCEDURAL_ID.match(key)
         if match is None:
-            raise KeyError(f"{self.name}: {key!r} is neither a task id made recently in this process nor "
-                           f"a procedural id '<generator>/L<level>/<seed>' "
+            raise KeyError(f"{self.name}: {key!r} is neither a task id made recently in this "
+                           f"process nor a procedural id '<generator>/L<level>/<seed>' "
                            f"(generators: {sorted(self.generators)})")
         return self.make(match["gen"], int(match["level"]), int(match["seed"]))
