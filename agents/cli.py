@@ -39,11 +39,6 @@ def _report(result: dict) -> None:
     console.print_json(json.dumps(result, default=str))
 
 
-def _fail(err: Exception) -> None:
-    console.print(f"[red]error:[/] {err}", markup=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
-
-
 @app.command("grpo")
 def grpo_command(
     env: str = typer.Option(..., "--env", help="env id, e.g. rlvr/Arithmetic-v0"),
@@ -73,20 +68,17 @@ def grpo_command(
     """GRPO through TRL on an env's tasks, rewards from the env's scorer."""
     from rlvr_envs.agents.grpo import GRPOSettings, train_grpo
 
-    try:
-        settings = GRPOSettings(
-            env_id=env, model=model, output_dir=output_dir, env_kwargs=_kwargs(env_kwargs),
-            train_tasks=train_tasks, eval_tasks=eval_tasks, max_steps=max_steps,
-            prompts_per_step=prompts_per_step, num_generations=num_generations,
-            max_completion_length=max_completion_length, learning_rate=learning_rate,
-            temperature=temperature, loss_type=loss_type, beta=beta, save_steps=save_steps,
-            seed=seed, multi_turn=multi_turn, max_turns=max_turns, device=device, dtype=dtype,
-            gradient_checkpointing=gradient_checkpointing, group_rewards=list(group_reward),
-            zero_variance_groups=zero_variance_groups, pass_rates=pass_rates,
-            solvable_lo=solvable_lo, solvable_hi=solvable_hi)
-        result = train_grpo(settings)
-    except (ValueError, KeyError, TypeError) as err:
-        _fail(err)
+    settings = GRPOSettings(
+        env_id=env, model=model, output_dir=output_dir, env_kwargs=_kwargs(env_kwargs),
+        train_tasks=train_tasks, eval_tasks=eval_tasks, max_steps=max_steps,
+        prompts_per_step=prompts_per_step, num_generations=num_generations,
+        max_completion_length=max_completion_length, learning_rate=learning_rate,
+        temperature=temperature, loss_type=loss_type, beta=beta, save_steps=save_steps,
+        seed=seed, multi_turn=multi_turn, max_turns=max_turns, device=device, dtype=dtype,
+        gradient_checkpointing=gradient_checkpointing, group_rewards=list(group_reward),
+        zero_variance_groups=zero_variance_groups, pass_rates=pass_rates,
+        solvable_lo=solvable_lo, solvable_hi=solvable_hi)
+    result = train_grpo(settings)
     _report(result)
 
 
@@ -114,19 +106,16 @@ def ppo_command(
     """PPO with a value head and verifiable rewards (agents/ppo.py)."""
     from rlvr_envs.agents.ppo import PPOSettings, train_ppo
 
-    try:
-        result = train_ppo(PPOSettings(
-            env_id=env, model=model, output_dir=output_dir, env_kwargs=_kwargs(env_kwargs),
-            total_updates=total_updates, prompts_per_update=prompts_per_update,
-            samples_per_prompt=samples_per_prompt, max_new_tokens=max_new_tokens,
-            learning_rate=learning_rate, kl_coef=kl_coef, ppo_epochs=ppo_epochs,
-            minibatch_size=minibatch_size, clip_range=clip_range, vf_coef=vf_coef, gamma=gamma,
-            lam=lam, train_tasks=train_tasks, eval_tasks=eval_tasks, save_every=save_every,
-            seed=seed, temperature=temperature, zero_variance_groups=zero_variance_groups,
-            pass_rates=pass_rates, solvable_lo=solvable_lo, solvable_hi=solvable_hi,
-            device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
-    except (ValueError, KeyError, TypeError) as err:
-        _fail(err)
+    result = train_ppo(PPOSettings(
+        env_id=env, model=model, output_dir=output_dir, env_kwargs=_kwargs(env_kwargs),
+        total_updates=total_updates, prompts_per_update=prompts_per_update,
+        samples_per_prompt=samples_per_prompt, max_new_tokens=max_new_tokens,
+        learning_rate=learning_rate, kl_coef=kl_coef, ppo_epochs=ppo_epochs,
+        minibatch_size=minibatch_size, clip_range=clip_range, vf_coef=vf_coef, gamma=gamma,
+        lam=lam, train_tasks=train_tasks, eval_tasks=eval_tasks, save_every=save_every,
+        seed=seed, temperature=temperature, zero_variance_groups=zero_variance_groups,
+        pass_rates=pass_rates, solvable_lo=solvable_lo, solvable_hi=solvable_hi,
+        device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
     _report(result)
 
 
@@ -148,16 +137,13 @@ def expert_iteration_command(
     from rlvr_envs.agents.expert_iteration import (ExpertIterationSettings,
                                                    train_expert_iteration)
 
-    try:
-        result = train_expert_iteration(ExpertIterationSettings(
-            env_id=env, model=model, output_dir=output_dir, env_kwargs=_kwargs(env_kwargs),
-            rounds=rounds, samples_per_task=samples_per_task, max_new_tokens=max_new_tokens,
-            temperature=temperature, sft_epochs=sft_epochs, learning_rate=learning_rate,
-            batch_size=batch_size, train_tasks=train_tasks, eval_tasks=eval_tasks, seed=seed,
-            pass_rates=pass_rates, solvable_lo=solvable_lo, solvable_hi=solvable_hi,
-            device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
-    except (ValueError, KeyError, TypeError) as err:
-        _fail(err)
+    result = train_expert_iteration(ExpertIterationSettings(
+        env_id=env, model=model, output_dir=output_dir, env_kwargs=_kwargs(env_kwargs),
+        rounds=rounds, samples_per_task=samples_per_task, max_new_tokens=max_new_tokens,
+        temperature=temperature, sft_epochs=sft_epochs, learning_rate=learning_rate,
+        batch_size=batch_size, train_tasks=train_tasks, eval_tasks=eval_tasks, seed=seed,
+        pass_rates=pass_rates, solvable_lo=solvable_lo, solvable_hi=solvable_hi,
+        device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
     _report(result)
 
 
@@ -200,17 +186,14 @@ def distill_command(
         unknown = sorted(set(names) - set(envs))
         if unknown:
             raise typer.BadParameter(f"{option} names {unknown} have no --family")
-    try:
-        result = train_distill(DistillSettings(
-            student=student, output_dir=output_dir,
-            families=[FamilySpec(n, e, experts.get(n), kwargs.get(n, {}))
-                      for n, e in envs.items()],
-            train_tasks=train_tasks, eval_tasks=eval_tasks, samples_per_task=samples_per_task,
-            max_new_tokens=max_new_tokens, expert_rounds=expert_rounds, sft_epochs=sft_epochs,
-            sft_learning_rate=sft_learning_rate, logit_epochs=logit_epochs,
-            logit_learning_rate=logit_learning_rate, seed=seed, device=device, dtype=dtype))
-    except (ValueError, KeyError, TypeError) as err:
-        _fail(err)
+    result = train_distill(DistillSettings(
+        student=student, output_dir=output_dir,
+        families=[FamilySpec(n, e, experts.get(n), kwargs.get(n, {}))
+                  for n, e in envs.items()],
+        train_tasks=train_tasks, eval_tasks=eval_tasks, samples_per_task=samples_per_task,
+        max_new_tokens=max_new_tokens, expert_rounds=expert_rounds, sft_epochs=sft_epochs,
+        sft_learning_rate=sft_learning_rate, logit_epochs=logit_epochs,
+        logit_learning_rate=logit_learning_rate, seed=seed, device=device, dtype=dtype))
     table = Table("family", "expert", "student before", "student after", "traces")
     for name, row in result["report"].items():
         table.add_row(name, f"{row['expert']['reward']:.3f}",

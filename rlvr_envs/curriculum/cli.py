@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from rlvr_envs.cli import json_object_option
 
 app = typer.Typer(help="Measured difficulty: pass rates per task, for curricula and filters.",
                   no_args_is_help=True)
@@ -48,10 +49,11 @@ def estimate_command(
     env_id: str = typer.Option(..., "--env", help="env id, e.g. rlvr/Math-v0"),
     policy: str = typer.Option(..., help="policy name (gold, null, random, a model) or "
                                          "package.module:callable"),
-    k: int = typer.Option(8, "-k", help="completions sampled per task"),
-    tasks: int | None = typer.Option(None, help="tasks to measure (default: all of a finite "
+    k: int = typer.Option(8, "-k", min=1, help="completions sampled per task"),
+    tasks: int | None = typer.Option(None, min=1, help="tasks to measure (default: all of a finite "
                                                    "source, 100 procedural ones)"),
-    seed: int = typer.Option(0, help="first reset seed for procedural sources; sampling seed"),
+    seed: int = typer.Option(0, min=0, help="first reset seed for procedural sources; "
+                                            "sampling seed"),
     out: Path | None = typer.Option(None, help="output .json or .parquet (default: next to "
                                                   "the env's data, else runs/difficulty/)"),
     env_kwargs: str = typer.Option("{}", help="gym.make kwargs as JSON"),
@@ -61,7 +63,7 @@ def estimate_command(
     import rlvr_envs
     from rlvr_envs.curriculum.difficulty import default_store_path, estimate_pass_rates, pass_rate_histogram
 
-    env = rlvr_envs.make(env_id, **json.loads(env_kwargs))
+    env = rlvr_envs.make(env_id, **json_object_option(env_kwargs, "--env-kwargs"))
     chosen = resolve_policy_spec(policy)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
@@ -79,7 +81,7 @@ def estimate_command(
 
 
 @app.command("show")
-def show_command(path: Path, limit: int = typer.Option(20, help="rows to print")) -> None:
+def show_command(path: Path, limit: int = typer.Option(20, min=0, help="rows to print")) -> None:
     """Summarise a pass-rate file (how it was measured, the histogram, the first rows)."""
     from rlvr_envs.curriculum.difficulty import PassRates, pass_rate_histogram
 

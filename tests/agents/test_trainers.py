@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
 from rlvr_envs.agents.data import EnvDataError
 from rlvr_envs.agents.grpo import GRPOSettings, log_series, train_grpo
@@ -189,12 +188,8 @@ def test_bad_inputs_give_clear_errors(tiny_model, tmp_path):
         train_grpo(grpo_settings(tiny_model, tmp_path / "y", env_id=MAGIC_TOOLS_ENV))
 
 
-def test_cli_reports_a_missing_model(tmp_path):
-    from rlvr_envs.cli import _attach_subcommands, app
-
-    _attach_subcommands()
-    result = CliRunner().invoke(app, ["train", "grpo", "--env", MAGIC_ENV, "--model",
-                                      str(tmp_path / "nope"), "--output-dir",
-                                      str(tmp_path / "run")])
-    assert result.exit_code == 2
-    assert "does not exist" in " ".join(result.output.split())
+def test_cli_reports_a_missing_model(tmp_path, rlvr_cli):
+    result = rlvr_cli("train", "grpo", "--env", MAGIC_ENV, "--model", str(tmp_path / "nope"),
+                      "--output-dir", str(tmp_path / "run"))
+    assert result.exit_code == 1 and result.stderr.startswith("rlvr train grpo: error: ")
+    assert "does not exist" in result.stderr and len(result.stderr.splitlines()) == 1
