@@ -112,8 +112,8 @@ def test_ppo_makes_no_update_on_a_batch_without_signal(tiny_model, tmp_path):
     train_ppo(PPOSettings(env_id=NEVER_ENV, model=str(tiny_model),
                           output_dir=str(tmp_path / "ppo"), train_tasks=4, eval_tasks=0,
                           total_updates=2, prompts_per_update=2, samples_per_prompt=4,
-                          max_new_tokens=4, learning_rate=5e-2, temperature=0.7,
-                          save_every=2, device="cpu"))
+                          max_completion_length=4, learning_rate=5e-2, temperature=0.7,
+                          save_steps=2, device="cpu"))
     log = RunDir(tmp_path / "ppo").read_log()
     assert [r["skipped_frac"] for r in log] == [1.0, 1.0]
     assert all("pg_loss" not in r for r in log)

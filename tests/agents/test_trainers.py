@@ -91,8 +91,8 @@ def test_ppo_raises_reward_and_resumes(tiny_model, tmp_path):
         return PPOSettings(env_id=MAGIC_ENV, model=str(tiny_model),
                            output_dir=str(tmp_path / "ppo"), train_tasks=8, eval_tasks=0,
                            total_updates=updates, prompts_per_update=4, samples_per_prompt=8,
-                           max_new_tokens=8, learning_rate=1e-2, minibatch_size=16,
-                           kl_coef=0.01, save_every=4, device="cpu")
+                           max_completion_length=8, learning_rate=1e-2, minibatch_size=16,
+                           kl_coef=0.01, save_steps=4, device="cpu")
 
     first = train_ppo(settings(4))
     assert not first["resumed"]
@@ -127,7 +127,7 @@ def test_expert_iteration_raises_sampled_pass_rate(tiny_model, tmp_path):
 
     result = train_expert_iteration(ExpertIterationSettings(
         env_id=MAGIC_ENV, model=str(tiny_model), output_dir=str(tmp_path / "ei"),
-        train_tasks=8, eval_tasks=0, rounds=3, samples_per_task=8, max_new_tokens=8,
+        train_tasks=8, eval_tasks=0, rounds=3, samples_per_task=8, max_completion_length=8,
         learning_rate=1e-2, sft_epochs=2, device="cpu"))
     log = RunDir(result["run_dir"]).read_log()
     assert [r["step"] for r in log] == [1, 2, 3]
@@ -136,7 +136,8 @@ def test_expert_iteration_raises_sampled_pass_rate(tiny_model, tmp_path):
 
 
 def test_distill_two_experts_into_one_student(tiny_model, tmp_path):
-    from rlvr_envs.agents.distill import DistillSettings, FamilySpec, train_distill
+    from rlvr_envs.agents.distill import train_distill
+    from rlvr_envs.agents.settings import DistillSettings, FamilySpec
 
     experts = {}
     for name, env_id in (("a", MAGIC_ENV), ("b", MAGIC_B_ENV)):
@@ -147,7 +148,7 @@ def test_distill_two_experts_into_one_student(tiny_model, tmp_path):
             student=str(tiny_model), output_dir=str(tmp_path / "distill"),
             families=[FamilySpec("a", MAGIC_ENV, expert_a), FamilySpec("b", MAGIC_B_ENV,
                                                                        expert_b)],
-            train_tasks=5, eval_tasks=3, samples_per_task=4, max_new_tokens=8, sft_epochs=3,
+            train_tasks=5, eval_tasks=3, samples_per_task=4, max_completion_length=8, sft_epochs=3,
             sft_learning_rate=1e-2, logit_epochs=2, logit_learning_rate=5e-3, device="cpu")
 
     result = train_distill(settings(experts["a"], experts["b"]))
