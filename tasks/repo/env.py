@@ -13,7 +13,7 @@ import secrets
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rlvr_envs.tasks.repo import tools
 from rlvr_envs.tasks.repo.grading import project_config, pytest_command, pytest_env
@@ -25,6 +25,9 @@ from rlvr_envs.tasks.repo.workspace import build_workspace
 from rlvr_envs.core.multiturn import MultiTurnEnv, ToolCall, ToolCallError, ToolResult
 from rlvr_envs.core.scoring import Score, zero_score
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 SYSTEM_PROMPT = """You are a software engineer fixing a bug in a Python repository. The \
 repository is your current working directory. Use the tools to explore the code, edit it and \
@@ -56,7 +59,7 @@ class RepoEditEnv(MultiTurnEnv):
     #: (its reverse is the fix), where it was injected, the fixed files' blob ids
     hidden_metadata = ("gold_patch", "test_patch", "setup_patch", "mutation", "fixed_blobs")
 
-    def __init__(self, tasks: Any = "shipped", *, sandbox: Any = "auto", max_turns: int = 30,
+    def __init__(self, tasks: Any = "shipped", *, sandbox: str | Sandbox = "auto", max_turns: int = 30,
                  bash_timeout: float = 30.0, test_timeout: float | None = None,
                  partial_credit: bool = False, strict_diff: bool = True, levels: Sequence[int] | None = None,
                  repos: Sequence[str] | None = None, max_observation_chars: int = 16_000,
