@@ -217,7 +217,7 @@ class BaseTreeCache:
         with self._lock:
             entry = self._trees.pop(key, None)
             if entry is not None:
-                tree, digest, size = entry
+                tree, digest, _ = entry
                 if tree.is_dir() and tree_digest(tree) == digest:
                     self._trees[key] = entry  # most recently used last
                     return tree
