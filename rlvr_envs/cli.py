@@ -51,7 +51,7 @@ def root(debug: bool = typer.Option(False, "--debug",
     """rlvr-envs: verifiable-reward environments for language-model RL."""
 
 
-def json_object_option(text: str, option: str = "--kwargs") -> dict:
+def json_object_option(text: str, option: str = "--env-kwargs") -> dict:
     """A JSON-object option's value, or ValueError naming the option and what came."""
     try:
         value = json.loads(text)
@@ -74,7 +74,8 @@ def list_command(family: str | None = typer.Option(None, help="only this family"
 
 @app.command("show")
 def show_command(env_id: str, seed: int = typer.Option(0, min=0, help="reset seed"),
-                 kwargs: str = typer.Option("{}", help="gym.make kwargs as JSON")) -> None:
+                 kwargs: str = typer.Option("{}", "--env-kwargs", "--kwargs",
+                                            help="gym.make kwargs as JSON")) -> None:
     """Print one task (the prompt as the policy sees it) and its gold answer."""
     import rlvr_envs
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +18,10 @@ console = Console()
 
 
 def resolve_policy_spec(spec: str) -> Any:
-    """A policy from a name: the agents' registry when installed (scripted names, models,
-    endpoints), else the scripted policies; `package.module:attribute` names a Policy object,
-    a Policy class, or any callable `prompt -> completion`."""
-    if ":" in spec and not spec.startswith("openai:"):
-        module, _, attribute = spec.partition(":")
-        try:
-            obj = getattr(importlib.import_module(module), attribute)
-        except (ImportError, AttributeError) as err:
-            raise typer.BadParameter(f"cannot import policy {spec!r}: {err}") from None
-        return obj() if isinstance(obj, type) else obj
-    try:
-        from rlvr_envs.agents.registry import resolve_policy  # the agents' full registry
-    except ImportError:
-        from rlvr_envs.agents.scripted import SCRIPTED_POLICIES
+    """A policy from a name (`rlvr_envs.agents.resolve_policy`: scripted names, models,
+    endpoints, `package.module:attribute`), or a bad-parameter error naming what is known."""
+    from rlvr_envs.agents.registry import resolve_policy
 
-        if spec not in SCRIPTED_POLICIES:
-            raise typer.BadParameter(f"unknown policy {spec!r}; known: {sorted(SCRIPTED_POLICIES)} "
-                                     f"or 'package.module:callable'") from None
-        return SCRIPTED_POLICIES[spec]()
     try:
         return resolve_policy(spec)
     except ValueError as err:
@@ -61,7 +45,11 @@ def estimate_command(
 ) -> None:
     """Sample k completions per task and store each task's pass rate, keyed by task id."""
     import rlvr_envs
-    from rlvr_envs.curriculum.difficulty import default_store_path, estimate_pass_rates, pass_rate_histogram
+    from rlvr_envs.curriculum.difficulty import (
+        default_store_path,
+        estimate_pass_rates,
+        pass_rate_histogram,
+    )
 
     env = rlvr_envs.make(env_id, **json_object_option(env_kwargs, "--env-kwargs"))
     chosen = resolve_policy_spec(policy)

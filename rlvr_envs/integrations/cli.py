@@ -20,7 +20,8 @@ export_app = typer.Typer(help="Write an env's tasks as a trainer's dataset.", no
 @serve_app.callback(invoke_without_command=True)
 def serve_command(
     env: str = typer.Option("rlvr/Math-v0", help="default env id for /score and /reset"),
-    kwargs: str = typer.Option("{}", help="default env kwargs as JSON"),
+    kwargs: str = typer.Option("{}", "--env-kwargs", "--kwargs",
+                               help="default env kwargs as JSON"),
     host: str = typer.Option("127.0.0.1", help="bind address; a non-loopback one needs --token "
                              "or --insecure"),
     port: int = typer.Option(8000, min=0, max=65535, help="port"),
@@ -62,7 +63,8 @@ def export_verl_command(
     n: int = typer.Option(1000, min=1, help="train tasks"),
     test_n: int | None = typer.Option(None, min=0, help="test tasks (default n // 10)"),
     seed: int = typer.Option(0, min=0, help="sampling seed"),
-    kwargs: str = typer.Option("{}", help="env kwargs as JSON (kept in extra_info)"),
+    kwargs: str = typer.Option("{}", "--env-kwargs", "--kwargs",
+                               help="env kwargs as JSON (kept in extra_info)"),
 ) -> None:
     """verl RL dataset Parquet (data_source, prompt, ability, reward_model, extra_info)."""
     from rlvr_envs.integrations.verl import export_verl
@@ -81,7 +83,8 @@ def export_openrlhf_command(
     env: str = typer.Option(..., help="env id"),
     n: int = typer.Option(1000, min=1, help="tasks"),
     seed: int = typer.Option(0, min=0, help="sampling seed"),
-    kwargs: str = typer.Option("{}", help="env kwargs as JSON (carried in each label)"),
+    kwargs: str = typer.Option("{}", "--env-kwargs", "--kwargs",
+                               help="env kwargs as JSON (carried in each label)"),
 ) -> None:
     """OpenRLHF prompt dataset: {"prompt": chat messages, "label": env + task JSON} per line
     (train with --data.input_key prompt --data.label_key label --data.apply_chat_template)."""
