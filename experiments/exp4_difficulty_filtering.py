@@ -76,7 +76,7 @@ def main() -> None:
                            "always_solved": sum(r == 1 for r in measured),
                            "in_range": sum(0 < r < 1 for r in measured)}}
     # an arm is summarised over the seeds where it ran (none of a seed's tasks in range: no run)
-    ran = {arm: [s for s in per_seed if "held_out" in per_seed[s][arm]]
+    ran = {arm: [s for s in per_seed if per_seed[s][arm].get("accuracy")]
            for arm in ("unfiltered", "filtered")}
     arms = [arm for arm in ran if ran[arm]]
 
