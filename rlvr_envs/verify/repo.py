@@ -30,6 +30,11 @@ def pytest_runtest_logreport(report):
     if report.failed and "message" not in entry:
         crash = getattr(report.longrepr, "reprcrash", None)
         entry["message"] = str(getattr(crash, "message", "") or "")[:300]
+        try:  # the failing line of the test itself (what was called), for problem statements
+            first = report.longrepr.reprtraceback.reprentries[0]
+            entry["source"] = next(l[1:].strip() for l in first.lines if l.startswith(">"))[:300]
+        except Exception:
+            pass
 
 
 def pytest_deselected(items):
@@ -70,7 +75,7 @@ def outcome_of(phases: dict[str, str] | None) -> str:
         return "missing"
     if "deselected" in phases:
         return "deselected"
-    phases = {k: v for k, v in phases.items() if k != "message"}
+    phases = {k: v for k, v in phases.items() if k not in ("message", "source")}
     for when in ("setup", "call", "teardown"):
         outcome = phases.get(when)
         if outcome is None:
