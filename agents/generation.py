@@ -18,10 +18,12 @@ class Sample:
     finish_reason: str  # "stop" (EOS) | "length"
 
 
-def render_prompt(tokenizer: Any, messages: Sequence[dict[str, Any]]) -> str:
-    """The chat as the model sees it, ending with the assistant's generation prompt."""
-    return tokenizer.apply_chat_template(list(messages), tokenize=False,
-                                         add_generation_prompt=True)
+def render_prompt(tokenizer: Any, messages: Sequence[dict[str, Any]],
+                  tools: Sequence[dict[str, Any]] | None = None) -> str:
+    """The chat as the model sees it, ending with the assistant's generation prompt; `tools`
+    (function schemas) go to the chat template, which renders them its own way."""
+    return tokenizer.apply_chat_template(list(messages), tools=list(tools) if tools else None,
+                                         tokenize=False, add_generation_prompt=True)
 
 
 def encode(tokenizer: Any, text: str) -> list[int]:

@@ -100,12 +100,14 @@ class TokenEpisode:
     text: str  # the model's turns, joined
 
 
-def _closing_after_content(tokenizer: Any, messages: list[dict[str, Any]]) -> str:
+def _closing_after_content(tokenizer: Any, messages: list[dict[str, Any]],
+                           tools: list[dict[str, Any]] | None = None) -> str:
     """What the chat template writes after an assistant message's content (e.g. "<|im_end|>\n")."""
     marker = "\x00CONTENT\x00"
-    before = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    before = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False,
+                                           add_generation_prompt=True)
     rendered = tokenizer.apply_chat_template(messages + [{"role": "assistant", "content": marker}],
-                                             tokenize=False)
+                                             tools=tools, tokenize=False)
     if not rendered.startswith(before) or marker not in rendered:
         raise ValueError("the chat template is not prefix-preserving (rendering a longer chat "
                          "changes the text of the earlier turns); multi-turn training needs one "
@@ -121,7 +123,8 @@ def token_rollout(model: Any, tokenizer: Any, env: Any, task: Any, *, max_turns:
 
     _, info = env.reset(options={"task": task})
     messages = [dict(m) for m in info["messages"]]
-    prompt_ids = encode(tokenizer, render_prompt(tokenizer, messages))
+    tools = info.get("tools") or None
+    prompt_ids = encode(tokenizer, render_prompt(tokenizer, messages, tools))
     ids: list[int] = []
     mask: list[int] = []
     logprobs: list[float] = []
@@ -138,16 +141,17 @@ def token_rollout(model: Any, tokenizer: Any, env: Any, task: Any, *, max_turns:
         mask += [1] * len(sample.completion_ids)
         logprobs += sample.logprobs
         texts.append(sample.text)
-        closing = _closing_after_content(tokenizer, messages)
+        closing = _closing_after_content(tokenizer, messages, tools)
         messages.append({"role": "assistant", "content": sample.text})
         observation, r, terminated, truncated, step_info = env.step(sample.text)
         turns += 1
         reward, breakdown = float(r), dict(step_info.get("reward_breakdown") or {})
         if terminated or truncated:
             break
-        before = tokenizer.apply_chat_template(messages, tokenize=False)
+        before = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
         messages.append({"role": observation_role, "content": str(observation)})
-        after = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        after = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False,
+                                              add_generation_prompt=True)
         if not after.startswith(before):
             raise ValueError("the chat template is not prefix-preserving; multi-turn training "
                              "needs one that is, e.g. ChatML")

@@ -1,19 +1,20 @@
 """A client for OpenAI-compatible chat endpoints (vLLM, SGLang, llama.cpp servers) as a Policy.
 
-Requests run concurrently (an asyncio semaphore bounds how many are in flight) and are retried
-with exponential backoff on connection errors, timeouts, 429 and 5xx answers. Needs `httpx`.
+Built on the `openai` package's async client, which retries connection errors, timeouts, 408,
+409, 429 and 5xx answers with exponential backoff (honouring `Retry-After`); an asyncio
+semaphore bounds how many requests are in flight.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 from typing import Any, Sequence
 
 from rlvr_envs.agents.policy import Completion, Messages, SamplingParams
 
-RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+#: statuses the openai client retries before giving up (its own rule, restated for the message)
+RETRY_STATUS = {408, 409, 429} | set(range(500, 600))
 
 
 class EndpointError(RuntimeError):
@@ -21,76 +22,70 @@ class EndpointError(RuntimeError):
 
 
 class OpenAIChatPolicy:
-    """`generate` posts one /chat/completions request per conversation (with `n`)."""
+    """`generate` sends one chat.completions request per conversation (with `n`)."""
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
                  concurrency: int = 8, max_retries: int = 4, timeout: float = 120.0,
-                 backoff: float = 0.5, extra_body: dict[str, Any] | None = None):
+                 extra_body: dict[str, Any] | None = None):
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         if concurrency < 1 or max_retries < 0:
             raise ValueError("concurrency must be >= 1 and max_retries >= 0")
         self.base_url = base_url.rstrip("/")
         self.model, self.api_key = model, api_key
-        self.concurrency, self.max_retries = concurrency, max_retries
-        self.timeout, self.backoff = timeout, backoff
+        self.concurrency, self.max_retries, self.timeout = concurrency, max_retries, timeout
         self.extra_body = dict(extra_body or {})
         self.name = f"openai:{self.base_url}#{model}"
 
-    def _payload(self, messages: Messages, params: SamplingParams) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": list(messages), "n": params.n,
-                                "temperature": params.temperature, "top_p": params.top_p,
-                                "max_tokens": params.max_new_tokens, **self.extra_body}
+    def _request(self, messages: Messages, params: SamplingParams) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self.model, "messages": list(messages), "n": params.n,
+                                   "temperature": params.temperature, "top_p": params.top_p,
+                                   "max_tokens": params.max_new_tokens}
         if params.seed is not None:
-            body["seed"] = params.seed
+            request["seed"] = params.seed
         if params.stop:
-            body["stop"] = list(params.stop)
-        return body
+            request["stop"] = list(params.stop)
+        if self.extra_body:
+            request["extra_body"] = self.extra_body
+        return request
 
-    async def _post(self, client: Any, semaphore: asyncio.Semaphore, body: dict[str, Any]
-                    ) -> dict[str, Any]:
-        import httpx
+    async def _create(self, client: Any, semaphore: asyncio.Semaphore,
+                      request: dict[str, Any]) -> Any:
+        import openai
 
-        last_error = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                await asyncio.sleep(self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4))
-            async with semaphore:
-                try:
-                    response = await client.post("/chat/completions", json=body)
-                except (httpx.TransportError, httpx.TimeoutException) as err:
-                    last_error = f"{type(err).__name__}: {err}"
-                    continue
-            if response.status_code in RETRY_STATUS:
-                last_error = f"HTTP {response.status_code}: {response.text[:200]}"
-                continue
-            if response.status_code != 200:
-                raise EndpointError(f"{self.base_url}/chat/completions answered HTTP "
-                                    f"{response.status_code}: {response.text[:300]}")
-            return response.json()
-        raise EndpointError(f"{self.base_url}/chat/completions failed after "
-                            f"{self.max_retries + 1} attempts; last error: {last_error}")
+        where = f"{self.base_url}/chat/completions"
+        async with semaphore:
+            try:
+                return await client.chat.completions.create(**request)
+            except openai.APIStatusError as err:
+                detail = f"HTTP {err.status_code}: {str(err.message)[:200]}"
+                if err.status_code in RETRY_STATUS:
+                    raise EndpointError(f"{where} failed after {self.max_retries + 1} attempts; "
+                                        f"last error: {detail}") from None
+                raise EndpointError(f"{where} answered {detail}") from None
+            except (openai.APIConnectionError, openai.APITimeoutError) as err:
+                raise EndpointError(f"{where} failed after {self.max_retries + 1} attempts; "
+                                    f"last error: {type(err).__name__}: {err}") from None
 
     async def agenerate(self, batch: Sequence[Messages], params: SamplingParams
                         ) -> list[list[Completion]]:
-        import httpx
+        from openai import AsyncOpenAI
 
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         semaphore = asyncio.Semaphore(self.concurrency)
-        async with httpx.AsyncClient(base_url=self.base_url, headers=headers,
-                                     timeout=self.timeout) as client:
-            answers = await asyncio.gather(*(self._post(client, semaphore,
-                                                        self._payload(m, params)) for m in batch))
+        async with AsyncOpenAI(base_url=self.base_url, api_key=self.api_key or "unused",
+                               max_retries=self.max_retries, timeout=self.timeout) as client:
+            answers = await asyncio.gather(*(self._create(client, semaphore,
+                                                          self._request(m, params))
+                                             for m in batch))
         return [self._completions(a, params.n) for a in answers]
 
-    def _completions(self, answer: dict[str, Any], n: int) -> list[Completion]:
-        choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
+    def _completions(self, answer: Any, n: int) -> list[Completion]:
+        choices = sorted(answer.choices or [], key=lambda c: c.index or 0)
         if len(choices) != n:
             raise EndpointError(f"asked for n={n} choices, the endpoint returned {len(choices)}")
-        usage = answer.get("usage") or {}
-        tokens = usage.get("completion_tokens") if n == 1 else None
-        return [Completion(text=(c.get("message") or {}).get("content") or "",
-                           num_tokens=tokens, finish_reason=c.get("finish_reason") or "stop")
+        tokens = answer.usage.completion_tokens if (answer.usage and n == 1) else None
+        return [Completion(text=(c.message.content if c.message else None) or "",
+                           num_tokens=tokens, finish_reason=c.finish_reason or "stop")
                 for c in choices]
 
     def generate(self, batch: Sequence[Messages], params: SamplingParams, **_: object

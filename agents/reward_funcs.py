@@ -21,6 +21,7 @@ from rlvr_envs.agents.data import task_of
 from rlvr_envs.core.scoring import Score
 from rlvr_envs.core.task import Task
 from rlvr_envs.integrations.trl import completion_text
+from rlvr_envs.rewards.trl import task_column_values
 
 GroupRewardFn = Callable[[list[str], list[Task]], Sequence[float | None]]
 
@@ -53,50 +54,56 @@ class ScoreCache:
         return out
 
 
-def component_reward_funcs(scorer: Any) -> list[Callable[..., list[float]]]:
-    """One TRL reward function per component of the scorer's breakdown."""
+class ComponentReward:
+    """One component of the scorer's breakdown as a TRL reward function (picklable). Tasks come
+    from the `task` column, else `ground_truth` (as `grpo_dataset` writes it)."""
+
+    def __init__(self, name: str, cache: ScoreCache, components: Sequence[str]):
+        self.__name__, self.cache, self.components = name, cache, list(components)
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **columns: Any
+                 ) -> list[float]:
+        tasks = task_column_values(columns, "task")
+        if tasks is None:
+            raise ValueError("the dataset has no 'task' or 'ground_truth' column; build it with "
+                             "rlvr_envs.agents.data.rows_dataset or integrations.trl.grpo_dataset")
+        scores = self.cache.scores(tasks, [completion_text(c) for c in completions])
+        for score in scores:
+            unknown = set(score.breakdown) - set(self.components)
+            if unknown:
+                raise ValueError(f"the scorer returned components {sorted(unknown)} that its "
+                                 f"`components` {self.components} does not declare; declare "
+                                 f"them so each is logged and summed")
+        return [float(s.breakdown.get(self.__name__, 0.0)) for s in scores]
+
+
+def component_reward_funcs(scorer: Any) -> list[ComponentReward]:
+    """One TRL reward function per component of the scorer's breakdown (one shared cache)."""
     cache = ScoreCache(scorer)
     names = scorer_components(scorer)
-
-    def make(name: str) -> Callable[..., list[float]]:
-        def reward(prompts: list[Any], completions: list[Any], task: list[Any] | None = None,
-                   **_: Any) -> list[float]:
-            if task is None:
-                raise ValueError("the dataset has no 'task' column; build it with "
-                                 "rlvr_envs.agents.data.rows_dataset")
-            tasks = [task_of(t) for t in task]
-            scores = cache.scores(tasks, [completion_text(c) for c in completions])
-            for score in scores:
-                unknown = set(score.breakdown) - set(names)
-                if unknown:
-                    raise ValueError(f"the scorer returned components {sorted(unknown)} that "
-                                     f"its `components` {names} does not declare; declare them "
-                                     f"so each is logged and summed")
-            return [float(s.breakdown.get(name, 0.0)) for s in scores]
-
-        reward.__name__ = name
-        return reward
-
-    return [make(n) for n in names]
+    return [ComponentReward(name, cache, names) for name in names]
 
 
-def episode_reward_funcs(components: Sequence[str] | None) -> list[Callable[..., list[float]]]:
+class EpisodeReward:
+    """The episode's reward (or one component of it) that a multi-turn rollout function passes
+    along as an extra field (picklable)."""
+
+    def __init__(self, component: str | None = None):
+        self.component = component
+        self.__name__ = component or "reward"
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **fields: Any) -> list[float]:
+        if self.component is None:
+            return [float(r) for r in fields["episode_reward"]]
+        return [float(b.get(self.component, 0.0)) for b in fields["episode_breakdown"]]
+
+
+def episode_reward_funcs(components: Sequence[str] | None) -> list[EpisodeReward]:
     """Reward functions for multi-turn rollouts: they read the episode's reward (and breakdown)
     that the rollout function passes along as extra fields."""
     if not components:
-        def reward(prompts: list[Any], completions: list[Any], episode_reward: list[float],
-                   **_: Any) -> list[float]:
-            return [float(r) for r in episode_reward]
-        return [reward]
-
-    def make(name: str) -> Callable[..., list[float]]:
-        def reward(prompts: list[Any], completions: list[Any],
-                   episode_breakdown: list[dict[str, float]], **_: Any) -> list[float]:
-            return [float(b.get(name, 0.0)) for b in episode_breakdown]
-        reward.__name__ = name
-        return reward
-
-    return [make(n) for n in components]
+        return [EpisodeReward()]
+    return [EpisodeReward(name) for name in components]
 
 
 def group_reward_funcs(functions: Sequence[GroupRewardFn]) -> list[Callable[..., list[Any]]]:

@@ -48,7 +48,9 @@ class NullPolicy:
 
 
 class RandomPolicy:
-    """Random words, seeded: a noise baseline."""
+    """Random words, seeded: a noise baseline. A call with `params.seed` draws from that seed
+    alone (so an evaluation unit gets the same words whether the run was resumed or not);
+    without one, from the policy's own stream."""
 
     name = "random"
     _WORDS = ("the", "answer", "is", "0", "1", "2", "x", "=", "\\boxed{7}", "so", "def", "return")
@@ -58,8 +60,10 @@ class RandomPolicy:
 
     def generate(self, batch: Sequence[Messages], params: SamplingParams, **_: object
                  ) -> list[list[Completion]]:
+        rng = self._rng if params.seed is None else random.Random(params.seed)
+
         def one() -> Completion:
-            words = [self._rng.choice(self._WORDS) for _ in range(self._rng.randint(0, 20))]
+            words = [rng.choice(self._WORDS) for _ in range(rng.randint(0, 20))]
             return Completion(" ".join(words), num_tokens=len(words))
         return [[one() for _ in range(params.n)] for _ in batch]
 

@@ -1,16 +1,33 @@
-"""The `rlvr` command line: list, show and check envs; other commands join as sub-apps."""
+"""The `rlvr` command line: list, show and check envs; other commands join as sub-apps.
+
+Every sub-command's errors leave through `main`, the one error path: a user's mistake (a bad
+option, an unknown id, a missing or damaged file: the ValueError/TypeError/OSError... the
+code raises) exits non-zero with one line on stderr, `rlvr <command>: error: <what was
+expected, what came>`; `--debug` (anywhere on the line, or RLVR_DEBUG=1) shows the traceback.
+"""
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
+import sys
 from typing import List, Optional
 
+import gymnasium as gym
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from rlvr_envs.registry import list_envs
+
+try:  # typer vendors click from 0.2x on; its commands raise the vendored exceptions
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+except ImportError:  # pragma: no cover - older typer on the real click
+    from click.exceptions import ClickException, NoArgsIsHelpError
+
+#: exceptions whose message alone says what was expected (no type name, no --debug hint)
+USER_ERRORS = (ValueError, TypeError, LookupError, OSError, gym.error.Error, ClickException)
 
 app = typer.Typer(help="rlvr-envs: verifiable-reward environments for language-model RL.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -29,34 +46,54 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
 ]
 
 
+@app.callback()
+def root(debug: bool = typer.Option(False, "--debug",
+                                    help="show the full traceback of an error")) -> None:
+    """rlvr-envs: verifiable-reward environments for language-model RL."""
+
+
+def json_object_option(text: str, option: str = "--kwargs") -> dict:
+    """A JSON-object option's value, or ValueError naming the option and what came."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{option} must be a JSON object, got {text!r}: {err}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{option} must be a JSON object, got {type(value).__name__} {text!r}")
+    return value
+
+
 @app.command("list")
 def list_command(family: Optional[str] = typer.Option(None, help="only this family")) -> None:
     """List registered env ids with a one-line description."""
+    envs = list_envs(family)
     table = Table("id", "description")
-    for env_id, description in list_envs(family).items():
+    for env_id, description in envs.items():
         table.add_row(env_id, description)
     console.print(table)
 
 
 @app.command("show")
-def show_command(env_id: str, seed: int = typer.Option(0, help="reset seed"),
+def show_command(env_id: str, seed: int = typer.Option(0, min=0, help="reset seed"),
                  kwargs: str = typer.Option("{}", help="gym.make kwargs as JSON")) -> None:
     """Print one task (the prompt as the policy sees it) and its gold answer."""
     import rlvr_envs
 
-    env = rlvr_envs.make(env_id, **json.loads(kwargs))
+    env = rlvr_envs.make(env_id, **json_object_option(kwargs))
     prompt, info = env.reset(seed=seed)
     console.rule(f"{env_id}  seed={seed}  task={info['task']['id']}")
     console.print(prompt, markup=False)
     console.rule("gold")
-    console.print(info["task"]["answer"], markup=False)
+    base = env.unwrapped
+    gold = base.gold(info["task"]) if hasattr(base, "gold") else info["task"]["answer"]
+    console.print(gold, markup=False)
     console.print(f"difficulty: {info['task']['difficulty']}", markup=False)
     env.close()
 
 
 @app.command("check")
 def check_command(env_ids: List[str] = typer.Argument(None, help="ids to check (default: all)"),
-                  samples: int = typer.Option(5, help="tasks audited per id")) -> None:
+                  samples: int = typer.Option(5, min=1, help="tasks audited per id")) -> None:
     """For each id: check_env, seed determinism, and gold-scores-1 / empty-scores-0 audits."""
     from rlvr_envs.checks import check_env_id
 
@@ -79,9 +116,50 @@ def _attach_subcommands() -> None:
         app.add_typer(getattr(importlib.import_module(module), attribute), name=name)
 
 
-def main() -> None:
+def one_line(err: BaseException) -> str:
+    """An exception as one line: its message (a KeyError's without quotes), whitespace
+    collapsed; the type name only where the message alone would not say what went wrong."""
+    if isinstance(err, ClickException):
+        message = err.format_message()
+    else:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+    message = " ".join(str(message).split())
+    if not message or not isinstance(err, USER_ERRORS):
+        return f"{type(err).__name__}: {message}" if message else type(err).__name__
+    return message
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """The `rlvr` entry point and its one error path (see the module docstring)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("RLVR_DEBUG", "") not in ("", "0")
+    args = [arg for arg in args if arg != "--debug"]
     _attach_subcommands()
-    app()
+    known = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
+    command = next((arg for arg in args if not arg.startswith("-")), None)
+    command = command if command in known else None
+    prefix = f"rlvr {command}" if command else "rlvr"
+    try:
+        code = app(args=args, prog_name="rlvr", standalone_mode=False)
+    except NoArgsIsHelpError as err:  # a bare group: its help, as click does
+        err.show()
+        sys.exit(err.exit_code)
+    except ClickException as err:
+        if debug:
+            raise
+        sys.stderr.write(f"{prefix}: error: {one_line(err)} (see 'rlvr "
+                         f"{command + ' ' if command else ''}--help')\n")
+        sys.exit(err.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write(f"{prefix}: interrupted\n")
+        sys.exit(130)
+    except Exception as err:  # noqa: BLE001 - the one place every command's errors end
+        if debug:
+            raise
+        hint = "" if isinstance(err, USER_ERRORS) else " (rlvr --debug ... shows the traceback)"
+        sys.stderr.write(f"{prefix}: error: {one_line(err)}{hint}\n")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

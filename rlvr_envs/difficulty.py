@@ -144,12 +144,17 @@ def _tasks_of(env: Any, count: int | None, seed: int) -> list[tuple[Task, str, l
         chosen = finite if count is None else finite[:count]
         for task in chosen:
             prompt, info = env.reset(options={"task": task})
-            out.append((Task.from_dict(info["task"]), prompt, info["messages"]))
+            out.append((_whole(base, info["task"]), prompt, info["messages"]))
         return out
     for i in range(100 if count is None else count):
         prompt, info = env.reset(seed=seed + i)
-        out.append((Task.from_dict(info["task"]), prompt, info["messages"]))
+        out.append((_whole(base, info["task"]), prompt, info["messages"]))
     return out
+
+
+def _whole(base: Any, record: dict) -> Task:
+    """The whole task behind `info["task"]` (an env may hide the gold there)."""
+    return base.resolve_task(record) if hasattr(base, "resolve_task") else Task.from_dict(record)
 
 
 def _sample(policy: Any, batch: Sequence[tuple[Task, str, list]], k: int, scorer: Any,

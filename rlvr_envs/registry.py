@@ -20,6 +20,7 @@ FAMILY_MODULES = (
     "rlvr_envs.tasks.math.envs",
     "rlvr_envs.tasks.code.envs",
     "rlvr_envs.tasks.repo.envs",
+    "rlvr_envs.tasks.reasoning.envs",
 )
 
 
@@ -87,8 +88,12 @@ def load_families() -> None:
 
 
 def list_envs(family: str | None = None) -> dict[str, str]:
-    """Registered ids (not retired ones) → one-line description."""
+    """Registered ids (not retired ones) → one-line description; ValueError for a family
+    no id belongs to."""
     load_families()
+    families = sorted({e.family for e in _CATALOGUE.values()})
+    if family is not None and family not in families:
+        raise ValueError(f"no env family {family!r}; families: {families}")
     return {e.id: e.description for e in _CATALOGUE.values() if family in (None, e.family)}
 
 

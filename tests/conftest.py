@@ -37,3 +37,28 @@ def docker_sandbox(docker_image):
     sandbox = get_sandbox("docker", image=docker_image)
     yield sandbox
     sandbox.close()
+
+
+class CliResult:
+    """What one `rlvr ...` invocation through `rlvr_envs.cli.main` left: exit code and output."""
+
+    def __init__(self, exit_code: int, stdout: str, stderr: str):
+        self.exit_code, self.stdout, self.stderr = exit_code, stdout, stderr
+        self.output = stdout + stderr
+
+
+@pytest.fixture
+def rlvr_cli(capsys):
+    """Run `rlvr ARGS...` in-process through the real entry point (its one error path)."""
+    from rlvr_envs.cli import main
+
+    def invoke(*args: str) -> CliResult:
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+    return invoke

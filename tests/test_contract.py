@@ -129,3 +129,9 @@ def test_retired_id_names_its_successor():
     retire_env("rlvr/OldMath-v0", "rlvr/Math-v0")
     with pytest.raises(gym.error.DeprecatedEnv, match="use rlvr/Math-v0"):
         gym.make("rlvr/OldMath-v0")
+
+
+@pytest.mark.parametrize("env_id", ["rlvr/Math-v0", "rlvr/RepoEdit-v0"])
+def test_metadata_declares_render_modes_and_fps(env_id):
+    metadata = gym.spec(env_id) and make(env_id).unwrapped.metadata
+    assert metadata["render_modes"] == ["ansi"] and metadata["render_fps"] > 0

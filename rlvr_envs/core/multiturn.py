@@ -2,7 +2,10 @@
 
 - `reset` → the task statement as the first observation; `info["tools"]` holds the tools as
   JSON schemas in the OpenAI/Hermes function format (pass them straight to a chat template's
-  `tools=`), `info["messages"]` the conversation so far, `info["task"]` the task record.
+  `tools=`), `info["messages"]` the conversation so far, `info["task"]` the task record
+  with its gold hidden (`answer` empty, the env's `hidden_metadata` keys removed,
+  `metadata["gold_hidden"] = True`) until the step that ends the episode; whoever needs the
+  gold asks `env.unwrapped.gold(task)`.
 - `step(action)`: `action` is the model's text holding one call,
   `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (the Hermes/Qwen convention), or
   that call as a dict. The observation is the tool's output, capped with a truncation note.
@@ -26,7 +29,7 @@ import gymnasium as gym
 
 from rlvr_envs.core.scoring import Score, zero_score
 from rlvr_envs.core.sources import TaskSource, resolve_task
-from rlvr_envs.core.spaces import UnicodeText
+from rlvr_envs.core.spaces import RENDER_FPS, UnicodeText
 from rlvr_envs.core.task import Task
 
 RESET_OPTIONS = ("task",)
@@ -142,7 +145,7 @@ class ToolResult:
 class MultiTurnEnv(gym.Env[str, str]):
     """Base class of tool-using envs. Subclasses implement the four hooks below."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": RENDER_FPS}
 
     def __init__(self, source: TaskSource, system_prompt: str, *, max_turns: int = 30,
                  max_observation_chars: int = 16_000, max_action_chars: int = 200_000,
@@ -192,6 +195,16 @@ class MultiTurnEnv(gym.Env[str, str]):
     # -- tasks -----------------------------------------------------------------------------------
 
     def resolve_task(self, task: Task | Mapping[str, Any] | str) -> Task:
+        """A Task from an id, a record or a Task; a record whose gold `info` hid is looked up
+        by its id in the env's source (it cannot be graded as it is)."""
+        metadata = task.metadata if isinstance(task, Task) else \
+            task.get("metadata") if isinstance(task, Mapping) else None
+        if isinstance(metadata, Mapping) and metadata.get("gold_hidden"):
+            task_id = task.id if isinstance(task, Task) else task.get("id")
+            if not task_id:
+                raise ValueError("this task record has its gold hidden (it came from info); "
+                                 "pass the task id or the full task")
+            return self.source.get(task_id)
         return resolve_task(self.source, task)
 
     @property
@@ -203,8 +216,27 @@ class MultiTurnEnv(gym.Env[str, str]):
         """A copy of the conversation so far (callers keep what they are given)."""
         return copy.deepcopy(self._messages)
 
-    def task_record(self, task: Task) -> dict[str, Any]:
-        return copy.deepcopy(task.to_dict())
+    #: metadata keys that carry the gold (or hidden tests) and stay out of `info` mid-episode
+    hidden_metadata: tuple[str, ...] = ()
+
+    def task_record(self, task: Task, *, final: bool = False) -> dict[str, Any]:
+        """The task as `info["task"]` shows it: whole once the episode is over (`final`),
+        else with the gold hidden, so a trainer that logs `info` or feeds it to a prompt never
+        leaks the answer."""
+        record = copy.deepcopy(task.to_dict())
+        if not final:
+            record["answer"] = ""
+            record["metadata"] = {k: v for k, v in record["metadata"].items()
+                                  if k not in self.hidden_metadata}
+            record["metadata"]["gold_hidden"] = True
+        return record
+
+    def gold(self, task: Task | Mapping[str, Any] | str | None = None) -> str:
+        """The gold completion of `task` (default: the current episode's)."""
+        task = self._task if task is None else self.resolve_task(task)
+        if task is None:
+            raise ValueError("no task given and no episode running: pass a task or an id")
+        return task.answer
 
     # -- gymnasium API ---------------------------------------------------------------------------
 
@@ -262,7 +294,7 @@ class MultiTurnEnv(gym.Env[str, str]):
         if score is not None:
             reward = float(score.reward)
             info.update(score.info())
-        info["task"] = self.task_record(self._task)
+        info["task"] = self.task_record(self._task, final=terminated or truncated)
         info["messages"] = self.messages
         if terminated or truncated:
             self._task = None
@@ -307,10 +339,16 @@ class Episode:
 
 def run_episode(env: gym.Env, agent: Any, *, task: Any = None, seed: int | None = None) -> Episode:
     """Play one episode of a multi-turn env with an agent that has `start(task_dict)` and
-    `act(observation, info) -> action` (scripted agents, audits, demos)."""
+    `act(observation, info) -> action` (scripted agents, audits, demos). An agent with
+    `needs_gold = True` (the gold-patch agent) starts from the whole task record; every other
+    agent sees what `info` shows, the gold hidden."""
     options = {"task": task} if task is not None else None
     observation, info = env.reset(seed=seed, options=options)
-    agent.start(info["task"])
+    if getattr(agent, "needs_gold", False):
+        base = env.unwrapped
+        agent.start(base.task_record(base.task, final=True))
+    else:
+        agent.start(info["task"])
     observations = [observation]
     turns = 0
     while True:

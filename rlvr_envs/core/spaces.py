@@ -21,6 +21,8 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
+#: `metadata["render_fps"]` of the text envs: "ansi" renders a frame per step, with no clock
+RENDER_FPS = 1
 _SAMPLE_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 +-*/=()\\{}.,\nαβγ√π"
 
 

@@ -85,13 +85,13 @@ def eval_command(
                                              "./runs)"),
     resume: bool = typer.Option(False, help="continue an existing run (or start it if absent)"),
     overwrite: bool = typer.Option(False, help="replace an existing run of the same id"),
-    seed: int = typer.Option(0, help="run seed (every unit's sampling seed derives from it)"),
-    n: Optional[int] = typer.Option(None, help="samples per task (overrides the suite)"),
-    batch_size: Optional[int] = typer.Option(None, help="tasks per generate call"),
+    seed: int = typer.Option(0, min=0, help="run seed (every unit's sampling seed derives from it)"),
+    n: Optional[int] = typer.Option(None, min=1, help="samples per task (overrides the suite)"),
+    batch_size: Optional[int] = typer.Option(None, min=1, help="tasks per generate call"),
     temperature: Optional[float] = typer.Option(None, help="override the suite's temperature"),
     top_p: Optional[float] = typer.Option(None, help="override the suite's top_p"),
-    max_new_tokens: Optional[int] = typer.Option(None, help="override the suite's token cap"),
-    retries: int = typer.Option(3, help="retries of a failing policy call before stopping"),
+    max_new_tokens: Optional[int] = typer.Option(None, min=1, help="override the suite's token cap"),
+    retries: int = typer.Option(3, min=0, help="retries of a failing policy call before stopping"),
     retry_backoff: float = typer.Option(1.0, help="seconds before the first retry (doubles)"),
     leaderboard: bool = typer.Option(False, "--leaderboard",
                                      help="write the leaderboard afterwards"),
@@ -99,10 +99,9 @@ def eval_command(
     quiet: bool = typer.Option(False, help="no progress bars"),
 ) -> None:
     """Evaluate one or more policies on a suite; results go to the SQLite result store."""
-    from rlvr_envs.eval.policies import PolicyNotFound
     from rlvr_envs.eval.progress import EvalProgress
-    from rlvr_envs.eval.runner import EvalError, EvalStopped, evaluate
-    from rlvr_envs.eval.suites import SuiteError, list_suites as shipped_suites
+    from rlvr_envs.eval.runner import EvalStopped, evaluate
+    from rlvr_envs.eval.suites import list_suites as shipped_suites
 
     _log_to_console()
     if list_suites:
@@ -112,8 +111,7 @@ def eval_command(
         console.print(table)
         return
     if not policy:
-        console.print("[red]give at least one --policy[/] (e.g. --policy gold)")
-        raise typer.Exit(2)
+        raise typer.BadParameter("give at least one --policy (e.g. --policy gold)")
     runs_dir = runs_dir or default_runs_dir()
     sampling = {"temperature": temperature, "top_p": top_p, "max_new_tokens": max_new_tokens}
     for spec in policy:
@@ -127,9 +125,6 @@ def eval_command(
                               overwrite=overwrite, seed=seed, n=n, batch_size=batch_size,
                               sampling=sampling, retries=retries, retry_backoff=retry_backoff,
                               progress_factory=progress_factory)
-        except (SuiteError, PolicyNotFound, EvalError) as err:
-            console.print(f"[red]error:[/] {err}", markup=True, highlight=False)
-            raise typer.Exit(2) from None
         except EvalStopped as err:
             console.print(f"[red]stopped:[/] {err}\nresume with: {_resume_command()}",
                           highlight=False)
@@ -161,9 +156,4 @@ def leaderboard_command(
     suite: Optional[str] = typer.Option(None, help="only this suite"),
 ) -> None:
     """Write leaderboard.md and a self-contained index.html from the result store."""
-    runs_dir = runs_dir or default_runs_dir()
-    if not (runs_dir / "results.sqlite").is_file():
-        console.print(f"[red]error:[/] no result store at {runs_dir / 'results.sqlite'}; run "
-                      f"`rlvr eval` first or pass --runs-dir", highlight=False)
-        raise typer.Exit(2)
-    _write_leaderboard(runs_dir, out, suite)
+    _write_leaderboard(runs_dir or default_runs_dir(), out, suite)

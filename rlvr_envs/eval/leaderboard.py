@@ -160,7 +160,7 @@ def write_leaderboard(runs_dir: str | Path, out_dir: str | Path | None = None,
     """Write `leaderboard.md` and `index.html` (default: `<runs_dir>/leaderboard/`)."""
     from rlvr_envs.eval.page import render_page
 
-    store = ResultStore(runs_dir)
+    store = ResultStore(runs_dir, create=False)
     try:
         boards = collect(store, suite)
         source = store.path

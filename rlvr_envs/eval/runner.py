@@ -37,7 +37,7 @@ RESUME_KEYS = ("policy", "suite", "suite_definition", "task_ids", "seed", "batch
 _INFO_DROP = ("task", "messages", "monitors", "hacking", "reward_breakdown")
 
 
-class EvalError(RuntimeError):
+class EvalError(ValueError):
     """The run cannot start (existing run, mismatched resume, bad arguments)."""
 
 

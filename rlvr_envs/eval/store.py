@@ -12,6 +12,10 @@ Layout (`<runs_dir>/results.sqlite`):
 Episodes are written one work unit (a batch of prompts with all their samples) per
 transaction, so a run killed at any instant (Ctrl-C, `kill -9`) holds only whole units, and a
 resumed run fills in exactly the missing ones. Plain stdlib `sqlite3`.
+
+A file that is there but is not a readable store (truncated to 0 bytes, another file type,
+damaged pages) raises `StoreError` naming it; the store never replaces or rewrites such a file
+(SQLite would otherwise take an empty file for a new database and start over silently).
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ from typing import Any, Iterable, Iterator
 
 DB_FILENAME = "results.sqlite"
 SCHEMA_VERSION = 1
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreError(ValueError):
+    """The result store file cannot be used as it is (missing, empty, damaged, newer)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -128,15 +137,62 @@ class RunRecord:
     error: str | None
 
 
+def _check_store_file(path: Path, create: bool) -> bool:
+    """Whether a store file exists; StoreError when it cannot be one (SQLite would treat an
+    empty file as a fresh database, and this is where that is refused)."""
+    if not path.exists():
+        if not create:
+            raise StoreError(f"no result store at {path}; run `rlvr eval` first or pass "
+                             f"--runs-dir")
+        return False
+    if not path.is_file():
+        raise StoreError(f"{path} is not a file; pass another --runs-dir")
+    with path.open("rb") as handle:
+        header = handle.read(len(SQLITE_HEADER))
+    if not header:
+        raise StoreError(f"{path} is empty (0 bytes): a truncated result store, not a new one; "
+                         f"it was left as it is: restore it from a copy or move it away to "
+                         f"start a new store")
+    if header != SQLITE_HEADER:
+        raise StoreError(f"{path} is not an SQLite result store (it starts with {header!r}); "
+                         f"it was left as it is: move it away or pass another --runs-dir")
+    return True
+
+
 class ResultStore:
     """One SQLite file of runs; safe to open from several processes (WAL, busy timeout)."""
 
-    def __init__(self, runs_dir: str | Path):
+    def __init__(self, runs_dir: str | Path, *, create: bool = True):
+        """Open (or, with `create`, start) the store in `runs_dir`; StoreError for a file that
+        is missing (`create=False`), empty, not SQLite, damaged, or of another schema."""
         self.runs_dir = Path(runs_dir)
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.runs_dir / DB_FILENAME
-        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        existed = _check_store_file(self.path, create)
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        except sqlite3.Error as err:
+            raise StoreError(f"{self.path}: cannot open the result store: {err}") from None
+        try:
+            self._open(existed)
+        except sqlite3.DatabaseError as err:
+            self._conn.close()
+            raise StoreError(f"{self.path}: the result store is damaged ({err}); it was left "
+                             f"as it is: restore it from a copy or move it away to start a "
+                             f"new store") from None
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _open(self, existed: bool) -> None:
         self._conn.row_factory = sqlite3.Row
+        if existed:  # read before writing anything: a damaged file fails here, untouched
+            self._conn.execute("PRAGMA quick_check(1)").fetchone()
+            tables = {r[0] for r in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
+            if "runs" not in tables or "meta" not in tables:
+                raise StoreError(f"{self.path} is an SQLite file but not an rlvr result store "
+                                 f"(tables: {sorted(tables)}); pass another --runs-dir")
         mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise RuntimeError(f"{self.path}: could not switch SQLite to WAL mode (got {mode!r})")
@@ -151,8 +207,8 @@ class ResultStore:
                 self._conn.execute("INSERT INTO meta VALUES ('schema_version', ?)",
                                    (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
-                raise RuntimeError(f"{self.path}: result store schema version {row[0]}, this "
-                                   f"rlvr-envs reads version {SCHEMA_VERSION}")
+                raise StoreError(f"{self.path}: result store schema version {row[0]}, this "
+                                 f"rlvr-envs reads version {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self._conn.close()

@@ -237,6 +237,12 @@ def _is_multi_turn(env: Any, info: Mapping[str, Any]) -> bool:
     return bool(flag) if flag is not None else "tools" in info
 
 
+def _full_task(env: Any, record: dict[str, Any]) -> Task:
+    """The whole task behind a reset's `info["task"]` (multi-turn envs hide the gold there)."""
+    base = env.unwrapped
+    return base.resolve_task(record) if hasattr(base, "resolve_task") else Task.from_dict(record)
+
+
 def resolve_entry(suite: Suite, entry: SuiteEntry) -> ResolvedEntry:
     import rlvr_envs
 
@@ -261,7 +267,7 @@ def resolve_entry(suite: Suite, entry: SuiteEntry) -> ResolvedEntry:
             if "task" not in info:
                 raise SuiteError(f"{where}: the env's reset info has no 'task' record, so its "
                                  f"episodes cannot be keyed by task id")
-            task = Task.from_dict(info["task"])
+            task = _full_task(env, info["task"])
             multi_turn = multi_turn or _is_multi_turn(env, info)
             if task.id in seen:
                 continue

@@ -30,13 +30,21 @@ def _kwargs(text: str) -> dict:
 def serve_command(
     env: str = typer.Option("rlvr/Math-v0", help="default env id for /score and /reset"),
     kwargs: str = typer.Option("{}", help="default env kwargs as JSON"),
-    host: str = typer.Option("127.0.0.1", help="bind address (0.0.0.0 to expose it)"),
-    port: int = typer.Option(8000, help="port"),
-    workers: int | None = typer.Option(None, help="scoring processes (default: CPU count)"),
+    host: str = typer.Option("127.0.0.1", help="bind address; a non-loopback one needs --token "
+                             "or --insecure"),
+    port: int = typer.Option(8000, min=0, max=65535, help="port"),
+    workers: int | None = typer.Option(None, min=1, help="scoring processes (default: CPU count)"),
     item_timeout: float = typer.Option(30.0, help="seconds before one completion scores 0"),
     max_body_mb: float = typer.Option(32.0, help="larger request bodies get 413"),
     token: str | None = typer.Option(None, envvar="RLVR_SERVER_TOKEN",
                                         help="require this bearer token (or ?token=)"),
+    insecure: bool = typer.Option(False, "--insecure",
+                                  help="allow a non-loopback --host without a token"),
+    header_timeout: float = typer.Option(10.0, help="seconds a client has to send the request "
+                                         "line and headers"),
+    body_timeout: float = typer.Option(60.0, help="seconds a client has to send the body"),
+    max_connections: int = typer.Option(1024, min=1, help="open connections at most; more get "
+                                        "503"),
     session_ttl: float = typer.Option(600.0, help="idle seconds before a session is closed"),
     max_sessions: int = typer.Option(256, help="open sessions at most"),
     ray: str | None = typer.Option(None, "--ray", help="fan out over the Ray cluster at this "
@@ -44,13 +52,16 @@ def serve_command(
     log_level: str = typer.Option("info", help="uvicorn log level"),
 ) -> None:
     """Serve /score (OpenRLHF remote reward), /envs, /reset, /step, /session/{id}, /health."""
+    from rlvr_envs.integrations.http_limits import ConnectionLimits
     from rlvr_envs.integrations.server import ServerConfig, serve
 
+    limits = ConnectionLimits(header_timeout=header_timeout, body_timeout=body_timeout,
+                              max_connections=max_connections)
     config = ServerConfig(env=env, env_kwargs=_kwargs(kwargs) or None, workers=workers,
                           item_timeout=item_timeout, max_body_bytes=int(max_body_mb * 2**20),
                           token=token, session_ttl=session_ttl, max_sessions=max_sessions,
-                          ray_address=ray)
-    serve(config, host=host, port=port, log_level=log_level)
+                          ray_address=ray, limits=limits)
+    serve(config, host=host, port=port, log_level=log_level, insecure=insecure)
 
 
 @export_app.command("verl")

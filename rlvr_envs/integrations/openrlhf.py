@@ -37,9 +37,25 @@ def response_from_query(query: str, prompt: str | None) -> str | None:
     return query[at + len(prompt):] if at >= 0 else None
 
 
+def numeric_label(value: int | float) -> str:
+    """The gold text of a numeric label: 42 -> "42", 2.0 -> "2", 0.25 -> "0.25"."""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"a numeric label must be finite, got {value!r}")
+        if value.is_integer():
+            return str(int(value))
+        return repr(value)
+    return str(value)
+
+
 def item_for_label(label: Any, response: str, default_env: str,
                    default_kwargs: Mapping[str, Any] | str | None) -> ScoreItem:
     """A score item; a label object (or JSON) with an "env" key routes to that env."""
+    if isinstance(label, bool):
+        raise ValueError(f"a label must be a task record, a task id or a gold answer, got the "
+                         f"boolean {label!r}")
+    if isinstance(label, (int, float)):  # OpenRLHF datasets often carry numeric answers
+        label = numeric_label(label)
     env_id, env_kwargs, ground_truth = default_env, default_kwargs, label
     routed = label
     if isinstance(label, str) and label.lstrip().startswith("{"):
@@ -69,7 +85,10 @@ def build_items(queries: Sequence[str], prompts: Sequence[str] | None, labels: S
             ready.append(error_record(PROMPT_NOT_IN_QUERY, "the prompt text does not occur in "
                                       "the query, so the response cannot be cut out of it"))
             continue
-        items.append(item_for_label(labels[i], response, default_env, default_kwargs))
+        try:
+            items.append(item_for_label(labels[i], response, default_env, default_kwargs))
+        except (ValueError, TypeError) as err:
+            raise type(err)(f"label {i}: {err}") from None
         ready.append(None)
     return items, ready
 

@@ -4,8 +4,13 @@ Each worker is a spawned process (the server's event loop and threads are never 
 one item at a time over a pipe. The deadline runs from the moment a worker takes the item, so
 a long queue never turns into false timeouts. A worker that overruns is killed and replaced,
 and only its item scores 0 ("server_timeout"); a worker that dies mid-item (a verifier crash,
-the OOM killer) is replaced and only its item scores 0 ("worker_crashed"). Idle workers wait
-in an asyncio queue; each running item is awaited from a dedicated thread, never on the loop.
+the OOM killer) is replaced and only its item scores 0 ("worker_crashed"). A worker starts the
+math verifier's symbolic processes while it boots, before it takes any item, so no deadline
+pays for that start. Each running item is awaited from a dedicated thread, never on the loop.
+
+Idle workers go to waiting requests in turn, one item at a time (`FairDispatch`): a request
+of 40 expensive items gets one worker in every round, so a one-item request that arrives
+behind it waits for one item to finish, not for the whole batch.
 
 (concurrent.futures' ProcessPoolExecutor cannot stop one running task: a stuck verifier would
 hold its worker forever, and a crash fails every task in flight. Hence processes of our own.)
@@ -21,7 +26,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -59,6 +65,7 @@ def _worker_main(conn, work: Work, warm_envs: Sequence[tuple[str, str]], parent_
             cached_env(env_id, env_kwargs)
         except Exception:  # noqa: BLE001 - the item that needs it will report the error
             pass
+    _warm_math_verifier()
     conn.send("ready")
     while True:
         try:
@@ -70,6 +77,63 @@ def _worker_main(conn, work: Work, warm_envs: Sequence[tuple[str, str]], parent_
         except Exception as err:  # noqa: BLE001 - a work-function bug must not kill the worker
             result = error_record("scorer_error", f"{type(err).__name__}: {err}")
         conn.send(result)
+
+
+def _warm_math_verifier() -> None:
+    """Start the symbolic math workers now: started lazily, their start would fall inside the
+    first symbolic item's deadline and score a correct answer 0 on a busy machine."""
+    from rlvr_envs.verify.math import warm_up
+
+    try:
+        warm_up()
+    except Exception:  # noqa: BLE001 - a math item will report the verifier's failure itself
+        pass
+
+
+class FairDispatch:
+    """Idle workers handed to waiting requests in turn, one item per request per round.
+
+    `acquire(owner)` waits for a worker; `release(worker)` gives it to the request at the head
+    of the turn order, which then goes to the back if it still has items waiting. Runs on the
+    event loop only (no locks). Invariant: idle workers exist only while nobody waits.
+    """
+
+    def __init__(self, workers: Sequence[Any]):
+        self._idle: deque = deque(workers)
+        self._waiting: dict[Hashable, deque[asyncio.Future]] = {}  # insertion order = turns
+
+    def waiting(self) -> int:
+        return sum(len(queue) for queue in self._waiting.values())
+
+    async def acquire(self, owner: Hashable) -> Any:
+        if self._idle and not self._waiting:
+            return self._idle.popleft()
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(owner, deque()).append(future)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():  # handed a worker as we were cancelled
+                self.release(future.result())
+            else:
+                queue = self._waiting.get(owner)
+                if queue is not None and future in queue:
+                    queue.remove(future)
+                    if not queue:
+                        del self._waiting[owner]
+            raise
+
+    def release(self, worker: Any) -> None:
+        while self._waiting:
+            owner = next(iter(self._waiting))
+            queue = self._waiting.pop(owner)
+            future = queue.popleft()
+            if queue:
+                self._waiting[owner] = queue  # to the back of the turn order
+            if not future.done():
+                future.set_result(worker)
+                return
+        self._idle.append(worker)
 
 
 class _Overran(Exception):
@@ -135,17 +199,15 @@ class ScoringPool:
         self._lock = threading.Lock()
         self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="rlvr-score-wait")
         self._all = [self._spawn() for _ in range(self.workers)]
-        self._idle: asyncio.Queue[_Worker] | None = None
+        self._dispatch: FairDispatch | None = None
 
     def _spawn(self) -> _Worker:
         return _Worker(self._context, self.work, self.warm_envs)
 
-    def _queue(self) -> asyncio.Queue:
-        if self._idle is None:  # created inside the running loop
-            self._idle = asyncio.Queue()
-            for worker in self._all:
-                self._idle.put_nowait(worker)
-        return self._idle
+    def _dispatcher(self) -> FairDispatch:
+        if self._dispatch is None:  # created inside the running loop
+            self._dispatch = FairDispatch(list(self._all))
+        return self._dispatch
 
     def _replace(self, worker: _Worker) -> _Worker:
         worker.kill()
@@ -171,22 +233,25 @@ class ScoringPool:
             return (error_record("worker_crashed", "the scoring process died on this completion"),
                     self._replace(worker))
 
-    async def _score_one(self, item: ScoreItem) -> dict[str, Any]:
-        idle = self._queue()
-        worker = await idle.get()
+    async def _score_one(self, item: ScoreItem, owner: Hashable) -> dict[str, Any]:
+        dispatch = self._dispatcher()
+        worker = await dispatch.acquire(owner)
         future = asyncio.get_running_loop().run_in_executor(self._threads, self._run, worker, item)
-        # the worker goes back to the queue when its item is done, even if this request was
-        # cancelled meanwhile
-        future.add_done_callback(lambda done: idle.put_nowait(
-            done.result()[1] if not done.cancelled() and done.exception() is None else self._spawn_into(worker)))
+        # the worker goes back when its item is done, even if this request was cancelled
+        future.add_done_callback(lambda done: dispatch.release(
+            done.result()[1] if not done.cancelled() and done.exception() is None
+            else self._replace(worker)))
         result, _ = await asyncio.shield(future)
         return result
 
-    def _spawn_into(self, lost: _Worker) -> _Worker:
-        return self._replace(lost)
-
     async def score(self, items: Sequence[ScoreItem]) -> list[dict[str, Any]]:
-        return list(await asyncio.gather(*(self._score_one(item) for item in items)))
+        """One record per item, in order; this call's items take turns with other calls'."""
+        owner = object()
+        return list(await asyncio.gather(*(self._score_one(item, owner) for item in items)))
+
+    def waiting(self) -> int:
+        """Items waiting for a worker (all requests together)."""
+        return self._dispatch.waiting() if self._dispatch is not None else 0
 
     def pids(self) -> list[int]:
         with self._lock:

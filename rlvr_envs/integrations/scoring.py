@@ -27,9 +27,14 @@ def kwargs_key(env_kwargs: Mapping[str, Any] | str | None) -> str:
     if env_kwargs is None or env_kwargs == "":
         return "{}"
     if isinstance(env_kwargs, str):
-        env_kwargs = json.loads(env_kwargs)
+        try:
+            env_kwargs = json.loads(env_kwargs)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"env kwargs must be a JSON object, got {env_kwargs!r:.80}: "
+                             f"{err}") from None
     if not isinstance(env_kwargs, Mapping):
-        raise TypeError(f"env kwargs must be a JSON object, got {type(env_kwargs).__name__}")
+        raise TypeError(f"env kwargs must be a JSON object, got {type(env_kwargs).__name__} "
+                        f"{env_kwargs!r:.80}")
     return json.dumps(dict(env_kwargs), sort_keys=True)
 
 

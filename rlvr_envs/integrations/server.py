@@ -8,10 +8,14 @@ Endpoints
 - `POST /reset`, `POST /step`, `DELETE /session/{id}`: remote episodes (see `sessions`).
 - `GET /health`: liveness plus pool and session counts (no auth).
 
-Scoring runs in a process pool (`pool.ScoringPool`) or on a Ray cluster, never on the event
-loop. Bodies over `max_body_bytes` get 413, malformed requests 422 with the reason, a missing
-or wrong bearer token 401 (the token may also come as `?token=`, for clients such as OpenRLHF
-that only take a URL).
+Scoring runs in a process pool (`pool.ScoringPool`, items of concurrent requests taking
+turns) or on a Ray cluster, never on the event loop. Bodies over `max_body_bytes` get 413,
+malformed requests 422 with the reason, a missing or wrong bearer token 401 (the token may
+also come as `?token=`, for clients such as OpenRLHF that only take a URL). No input gets a
+500: replies are encoded as ASCII JSON (a lone surrogate in a completion is escaped, a
+non-finite number becomes null), and the env and kwargs are built once at start so a bad
+default fails there, not on every request. Slow clients and the connection cap are handled
+by `http_limits`.
 """
 
 from __future__ import annotations
@@ -19,17 +23,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import json
 import os
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
+from rlvr_envs.integrations.http_limits import ConnectionLimits, check_binding, guarded_protocol
 from rlvr_envs.integrations.openrlhf import build_items, reply
-from rlvr_envs.integrations.scoring import kwargs_key
+from rlvr_envs.integrations.scoring import kwargs_key, to_jsonable
 from rlvr_envs.integrations.sessions import (
     SessionEnded,
     SessionNotFound,
@@ -50,6 +57,26 @@ class ServerConfig:
     session_ttl: float = 600.0
     max_sessions: int = 256
     ray_address: str | None = None
+    limits: ConnectionLimits = ConnectionLimits()
+
+    def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be >= 1 (or None for one per CPU), got {self.workers}")
+        for name in ("item_timeout", "session_ttl"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0 seconds, got {getattr(self, name)!r}")
+        for name in ("max_body_bytes", "max_batch", "max_sessions"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON that always encodes: ASCII escapes (a lone surrogate from a completion cannot break
+    the UTF-8 encoding) and non-finite floats as null (JSON has no NaN)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(to_jsonable(content), ensure_ascii=True, allow_nan=False,
+                          separators=(",", ":")).encode("ascii")
 
 
 class ScoreRequest(BaseModel):
@@ -57,7 +84,9 @@ class ScoreRequest(BaseModel):
 
     query: list[str] | None = Field(None, description="prompt + response texts (OpenRLHF)")
     prompts: list[str | None] | None = Field(None, description="prompt texts, cut from query")
-    labels: list[str | dict] = Field(..., description="ground truth per sample")
+    labels: list[StrictInt | StrictFloat | str | dict] = Field(
+        ..., description="ground truth per sample: a task record, a task id, or a math gold "
+                         "answer (a number is read as its decimal text)")
     responses: list[str] | None = Field(None, description="responses alone, instead of query")
     env: str | None = None
     env_kwargs: dict | None = None
@@ -68,7 +97,7 @@ class ResetRequest(BaseModel):
 
     env: str | None = None
     env_kwargs: dict | None = None
-    seed: int | None = None
+    seed: int | None = Field(None, ge=0, description="reset seed (>= 0)")
     options: dict | None = None
 
 
@@ -131,7 +160,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     config = config or ServerConfig()
     from rlvr_envs.registry import env_entry, list_envs
 
-    env_entry(config.env)  # an unknown default env fails at start, naming the known ones
+    check_default_env(config)
     state: dict[str, Any] = {}
 
     @contextlib.asynccontextmanager
@@ -158,9 +187,14 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
             await sessions.close_all()
             state["scorer"].shutdown()
 
-    app = FastAPI(title="rlvr-envs reward server", lifespan=lifespan)
+    app = FastAPI(title="rlvr-envs reward server", lifespan=lifespan,
+                  default_response_class=SafeJSONResponse)
     app.state.rlvr = state
     app.state.config = config
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, err: RequestValidationError):
+        return SafeJSONResponse({"detail": err.errors()}, status_code=422)
 
     @app.middleware("http")
     async def bearer_auth(request: Request, call_next):
@@ -211,7 +245,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         prompts = request.prompts if request.query is not None else None
         try:
             items, records = build_items(texts, prompts, request.labels, env_id, env_kwargs)
-        except ValueError as err:
+        except (ValueError, TypeError) as err:
             raise HTTPException(422, str(err)) from None
         todo = [i for i, item in enumerate(items) if item is not None]
         for i, record in zip(todo, await state["scorer"].score([items[i] for i in todo])):
@@ -233,7 +267,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
             _, body = await state["sessions"].open(env_id, env_kwargs, request.seed, request.options)
         except TooManySessions as err:
             raise HTTPException(429, str(err)) from None
-        except (ValueError, TypeError, KeyError) as err:
+        except (ValueError, TypeError, KeyError, gym.error.Error) as err:
             raise HTTPException(422, f"{type(err).__name__}: {err}") from None
         return body
 
@@ -259,11 +293,27 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     return app
 
 
+def check_default_env(config: ServerConfig) -> None:
+    """Build the default env once, so an unknown id or kwargs it refuses fail at start (naming
+    what is valid) instead of failing every /score while /health says ok."""
+    from rlvr_envs.registry import env_entry, make
+
+    env_entry(config.env)
+    env = make(config.env, **json.loads(kwargs_key(config.env_kwargs)))
+    env.close()
+
+
 def serve(config: ServerConfig, host: str = "127.0.0.1", port: int = 8000,
-          log_level: str = "info") -> None:
+          log_level: str = "info", insecure: bool = False) -> None:
+    """Run the server with uvicorn; ValueError for a bad config or an unsafe binding."""
     import uvicorn
 
-    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level)
+    check_binding(host, config.token, insecure)
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be in 0..65535, got {port}")
+    app = create_app(config)
+    uvicorn.run(app, host=host, port=port, log_level=log_level,
+                http=guarded_protocol(config.limits), timeout_keep_alive=5)
 
 
 def token_from_env() -> str | None:

@@ -24,7 +24,11 @@ class TaskRow:
 def _episode_start(env: Any, *, seed: int | None = None, task_id: str | None = None) -> TaskRow:
     options = {"task": task_id} if task_id is not None else None
     _, info = env.reset(seed=seed, options=options)
-    return TaskRow(messages=[dict(m) for m in info["messages"]], task=Task.from_dict(info["task"]))
+    base = env.unwrapped
+    # a multi-turn env hides the gold in info; the scoring row needs the whole task
+    task = base.resolve_task(info["task"]) if hasattr(base, "resolve_task") \
+        else Task.from_dict(info["task"])
+    return TaskRow(messages=[dict(m) for m in info["messages"]], task=task)
 
 
 def iter_task_rows(env_id: str, *, seed: int = 0,

@@ -15,6 +15,8 @@ Imports neither torch nor trl: `datasets` is imported when a dataset is built.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -51,12 +53,18 @@ class EnvReward:
 
     Picklable (it holds the env id and kwargs; the env is built lazily in each process), named
     for TRL's logs by `__name__`, and follows TRL's calling convention:
-    `reward(prompts, completions, completion_ids=None, **columns) -> list[float]`.
+    `reward(prompts, completions, completion_ids=None, **columns) -> list[float | None]`.
+    A reward the env leaves undecided (NaN: a math timeout with `on_timeout="none"`) is
+    returned as None, which TRL reads as "no reward" and leaves out of the loss.
+    `on_timeout` ("zero" or "none"), when given, is passed to the env as that kwarg.
     """
 
     def __init__(self, env_id: str, env_kwargs: Mapping[str, Any] | str | None = None, *,
-                 name: str | None = None, log_verdicts: bool = True):
+                 name: str | None = None, log_verdicts: bool = True,
+                 on_timeout: str | None = None):
         self.env_id = env_id
+        if on_timeout is not None:
+            env_kwargs = {**json.loads(kwargs_key(env_kwargs)), "on_timeout": on_timeout}
         self.env_kwargs = kwargs_key(env_kwargs)
         self.__name__ = name or f"{env_id.split('/')[-1]}_reward"
         self.log_verdicts = log_verdicts
@@ -66,7 +74,7 @@ class EnvReward:
                  ground_truth: Sequence[Any] | None = None,
                  log_extra: Callable[[str, list], None] | None = None,
                  log_metric: Callable[[str, float], None] | None = None,
-                 **_: Any) -> list[float]:
+                 **_: Any) -> list[float | None]:
         if ground_truth is None:
             raise ValueError(f"{self.__name__}: the dataset has no 'ground_truth' column; build "
                              f"it with rlvr_envs.integrations.trl.grpo_inputs (or add the column "
@@ -82,7 +90,7 @@ class EnvReward:
             log_extra("verifier", [s.verifier for s in scores])
         if self.log_verdicts and log_metric is not None and scores:
             log_metric(f"{self.__name__}/accuracy", sum(s.correct for s in scores) / len(scores))
-        return [float(s.reward) for s in scores]
+        return [None if math.isnan(s.reward) else float(s.reward) for s in scores]
 
 
 def _score_batch(env: Any, tasks: list, texts: list[str]) -> list:
@@ -108,7 +116,9 @@ def grpo_dataset(env_id: str, n: int, *, seed: int = 0,
 
 
 def grpo_inputs(env_id: str, n: int = 1000, *, seed: int = 0,
-                env_kwargs: Mapping[str, Any] | str | None = None):
-    """(train_dataset, reward_funcs) for `trl.GRPOTrainer` from an env id."""
+                env_kwargs: Mapping[str, Any] | str | None = None,
+                on_timeout: str | None = None):
+    """(train_dataset, reward_funcs) for `trl.GRPOTrainer` from an env id; `on_timeout`
+    goes to the reward function (see `EnvReward`)."""
     return (grpo_dataset(env_id, n, seed=seed, env_kwargs=env_kwargs),
-            [EnvReward(env_id, env_kwargs)])
+            [EnvReward(env_id, env_kwargs, on_timeout=on_timeout)])

@@ -3,29 +3,26 @@
 Strict by default: tags balanced and in order, no nesting, nothing after the answer that looks
 like a second one. With a thinking mode (Qwen3 style) the think block's content is checked too:
 `on` wants reasoning in it, `off` wants it empty, `hybrid` accepts either.
-`split_reasoning` gives the two sections so the verifier grades only the answer section.
+The sections and the boxes are read by `rlvr_envs.verify.math.extract`, the verifier's own reader
+(the answer section follows the last `</think>`; `\\fbox` counts as a box; a box inside a box is
+one answer), so the format reward and the verifier never disagree on where the answer is.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from rlvr_envs.core.prompts import THINKING_MODES
-
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
-_BOXED = re.compile(r"\\boxed\s*\{")
-
-
-@dataclass(frozen=True)
-class Sections:
-    """A completion cut into its reasoning (inside the think block) and its answer section."""
-
-    reasoning: str
-    answer: str
-    has_think_block: bool
-
+from rlvr_envs.verify.math.extract import (
+    ANSWER_CLOSE,
+    ANSWER_OPEN,
+    THINK_CLOSE,
+    THINK_OPEN,
+    AnswerRefused,
+    Sections,
+    boxes,
+    split_reasoning,
+)
 
 @dataclass(frozen=True)
 class FormatVerdict:
@@ -46,40 +43,13 @@ def check_thinking_mode(mode: str | None) -> str | None:
     return mode
 
 
-def split_reasoning(completion: str) -> Sections:
-    """Reasoning = the first think block's content; answer = the text after its `</think>`.
-
-    An opened but never closed think block leaves no answer section (the model never got out
-    of its reasoning); a completion without think tags is all answer.
-    """
-    start = completion.find(THINK_OPEN)
-    if start < 0:
-        if THINK_CLOSE in completion:  # a stray closing tag: everything before it was reasoning
-            before, _, after = completion.partition(THINK_CLOSE)
-            return Sections(before, after, True)
-        return Sections("", completion, False)
-    end = completion.find(THINK_CLOSE, start)
-    if end < 0:
-        return Sections(completion[start + len(THINK_OPEN):], "", True)
-    return Sections(completion[start + len(THINK_OPEN):end], completion[end + len(THINK_CLOSE):],
-                    True)
-
-
-def boxed_spans(text: str) -> list[str]:
-    """Contents of every balanced `\\boxed{…}` in `text`, in order."""
-    found = []
-    for match in _BOXED.finditer(text):
-        depth, i = 1, match.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth == 0:
-            found.append(text[match.end():i - 1])
-    return found
-
-
-def answer_tag_spans(text: str) -> list[str]:
-    return re.findall(r"<answer>(.*?)</answer>", text, re.DOTALL)
+def boxed_spans(text: str) -> list[str] | None:
+    """The boxes of `text` as the verifier reads them; None when it refuses them (box spam,
+    an over-long or over-nested box)."""
+    try:
+        return boxes(text)
+    except AnswerRefused:
+        return None
 
 
 def _check_think(completion: str, mode: str) -> tuple[str | None, Sections]:
@@ -119,12 +89,14 @@ def _check_answer(answer: str, answer_format: str) -> str | None:
             return "text_before_answer"
         if not body.strip():
             return "empty_answer"
-        if _BOXED.search(tail):
+        if boxed_spans(tail) != []:
             return "several_answers"
         return None
     if ANSWER_OPEN in answer or ANSWER_CLOSE in answer:
         return "unexpected_answer_tags"
     spans = boxed_spans(answer)
+    if spans is None:
+        return "several_answers"
     if not spans:
         return "missing_answer"
     if len(spans) > 1:

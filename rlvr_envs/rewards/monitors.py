@@ -1,8 +1,10 @@
 """Reward-hacking monitors: per-episode flags and running counters for logging.
 
 Flags (all booleans, in `info["hacking"]`):
-- answer_in_reasoning_only: an answer (`\\boxed{}` or `<answer>`) appears inside the think block
-  but none in the answer section;
+- answer_in_reasoning_only: an answer appears inside the think block but none in the answer
+  section (both read by `rlvr_envs.verify.math.extract`, the verifier's reader: boxes and
+  `\\fbox`, `<answer>` tags, "the answer is", `####`; the answer section follows the last
+  `</think>`);
 - several_answers: more than one distinct final answer, or one that hedges ("3 or 4");
 - degenerate_repetition: the text is a loop (zlib compresses it below `repetition_ratio` of its
   size, or one line repeats `repeated_lines` times in a row);
@@ -22,7 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rlvr_envs.rewards.format import answer_tag_spans, boxed_spans, split_reasoning
+from rlvr_envs.verify.math.extract import read_answers, split_reasoning
+from rlvr_envs.verify.math.verdict import HEDGED
 
 FLAGS = ("answer_in_reasoning_only", "several_answers", "degenerate_repetition", "length_at_cap",
          "language_switch")
@@ -39,8 +42,11 @@ class MonitorConfig:
     script_min_letters: int = 8
 
 
-def _answers(text: str) -> list[str]:
-    return [a.strip() for a in boxed_spans(text) + answer_tag_spans(text) if a.strip()]
+def _answers(section: str) -> tuple[tuple[str, ...], bool]:
+    """The distinct final answers of a section as the verifier reads them, and whether the
+    reader refused them as a hedge (box spam)."""
+    found = read_answers(section)
+    return found.answers, found.reason == HEDGED
 
 
 def _degenerate(text: str, config: MonitorConfig) -> bool:
@@ -89,12 +95,12 @@ def hacking_flags(completion: str, *, max_length: int | None = None, length: int
     config = config or MonitorConfig(max_length=max_length)
     cap = max_length if max_length is not None else config.max_length
     sections = split_reasoning(completion)
-    final = _answers(sections.answer)
-    in_reasoning = _answers(sections.reasoning) if sections.has_think_block else []
+    final, spammed = _answers(sections.answer)
+    in_reasoning = _answers(sections.reasoning)[0] if sections.has_think_block else ()
     measured = len(completion) if length is None else length
     return {
         "answer_in_reasoning_only": bool(in_reasoning) and not final,
-        "several_answers": len(set(final)) > 1 or any(h in a for a in final for h in _HEDGES),
+        "several_answers": spammed or len(final) > 1 or any(h in a for a in final for h in _HEDGES),
         "degenerate_repetition": _degenerate(completion, config),
         "length_at_cap": finish_reason == "length" or (cap is not None and measured >= cap),
         "language_switch": _language_switch(completion, config),
@@ -109,6 +115,13 @@ class HackingCounters:
         self._lock = threading.Lock()
         self.episodes = 0
         self.counts: Counter[str] = Counter({flag: 0 for flag in FLAGS})
+
+    def __getstate__(self) -> dict[str, Any]:  # the lock stays behind; a copy gets its own
+        return {k: v for k, v in vars(self).items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
 
     def update(self, flags: Mapping[str, bool]) -> None:
         with self._lock:

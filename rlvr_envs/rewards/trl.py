@@ -10,12 +10,15 @@ processes a group can straddle two of them (TRL shards the batch); keep
 `per_device_train_batch_size * steps_per_generation` a multiple of `num_generations` so each
 process holds whole groups.
 
-Every function has a `__name__`, which TRL uses to log `rewards/<name>/mean`.
+Every function has a `__name__`, which TRL uses to log `rewards/<name>/mean`, and is a small
+class instance that pickles (TRL's asynchronous GRPO trainer sends reward functions to other
+processes). Tasks come from the `task` column or, as `grpo_dataset` writes it, `ground_truth`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -68,123 +71,184 @@ def group_indices(prompts: Sequence[Any], *, group_size: int | None = None,
 def _group_keys(kwargs: dict[str, Any], task_column: str) -> list[Any] | None:
     if kwargs.get("task_id") is not None:
         return list(kwargs["task_id"])
-    if kwargs.get(task_column) is not None:
-        return [task_from_column(t).id for t in kwargs[task_column]]
-    return None
+    tasks = task_column_values(kwargs, task_column)
+    return None if tasks is None else [t.id for t in tasks]
 
 
 def _lengths(texts: list[str], completion_ids: Any, tokenizer: Tokenizer | None) -> list[int]:
     return measure_lengths(texts, tokenizer, token_ids=completion_ids)
 
 
-def trl_format_reward(answer_format: str = "r1", thinking: str | None = "on",
-                      weight: float = 1.0) -> RewardFunc:
+def task_column_values(kwargs: dict[str, Any], task_column: str) -> list[Task] | None:
+    """The batch's tasks from the `task_column` column, else from `ground_truth` (the column
+    `rlvr_envs.integrations.trl.grpo_dataset` writes: the task record as JSON)."""
+    for column in (task_column, "ground_truth"):
+        if kwargs.get(column) is not None:
+            try:
+                return [task_from_column(value) for value in kwargs[column]]
+            except ValueError as err:
+                raise ValueError(f"the {column!r} column must hold task records (as "
+                                 f"grpo_dataset writes them): {err}") from None
+    return None
+
+
+class FormatReward:
     """weight x R1 format verdict; in hybrid mode the episode's mode is read from the prompt's
     `/think` or `/no_think` tag."""
-    def format_reward(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+
+    __name__ = "format_reward"
+
+    def __init__(self, answer_format: str = "r1", thinking: str | None = "on",
+                 weight: float = 1.0):
+        self.answer_format, self.thinking, self.weight = answer_format, thinking, weight
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
         out = []
         for prompt, completion in zip(prompts, completions):
-            mode = thinking
-            if thinking == "hybrid":
+            mode = self.thinking
+            if self.thinking == "hybrid":
                 mode = mode_from_prompt(prompt) or "hybrid"
-            out.append(weight * check_format(completion_text(completion), answer_format, mode).reward)
+            verdict = check_format(completion_text(completion), self.answer_format, mode)
+            out.append(self.weight * verdict.reward)
         return out
-    return format_reward
 
 
-def trl_overlong_reward(max_length: int, cache_length: int, weight: float = 1.0,
-                        tokenizer: Tokenizer | None = None,
-                        eos_token_ids: Sequence[int] | None = None) -> RewardFunc:
+class OverlongReward:
     """weight x DAPO soft overlong punishment, on token counts from `completion_ids`; logs the
     truncated share as `overlong/truncated_rate` (mask them with GRPOConfig's
     `mask_truncated_completions=True`)."""
-    def overlong_reward(prompts: list[Any], completions: list[Any], completion_ids: Any = None,
-                        log_metric: Callable[[str, float], None] | None = None, **_: Any
-                        ) -> list[float]:
+
+    __name__ = "overlong_reward"
+
+    def __init__(self, max_length: int, cache_length: int, weight: float = 1.0,
+                 tokenizer: Tokenizer | None = None,
+                 eos_token_ids: Sequence[int] | None = None):
+        self.max_length, self.cache_length, self.weight = max_length, cache_length, weight
+        self.tokenizer, self.eos_token_ids = tokenizer, eos_token_ids
+
+    def __call__(self, prompts: list[Any], completions: list[Any], completion_ids: Any = None,
+                 log_metric: Callable[[str, float], None] | None = None, **_: Any
+                 ) -> list[float]:
         texts = [completion_text(c) for c in completions]
-        lengths = _lengths(texts, completion_ids, tokenizer)
+        lengths = _lengths(texts, completion_ids, self.tokenizer)
         if log_metric is not None and lengths:
-            cut = [is_truncated(n, max_length, ids, eos_token_ids)
+            cut = [is_truncated(n, self.max_length, ids, self.eos_token_ids)
                    for n, ids in zip(lengths, completion_ids or [None] * len(lengths))]
             log_metric("overlong/truncated_rate", sum(cut) / len(cut))
-        return [weight * soft_overlong_penalty(n, max_length, cache_length) for n in lengths]
-    return overlong_reward
+        return [self.weight * soft_overlong_penalty(n, self.max_length, self.cache_length)
+                for n in lengths]
 
 
-def trl_kimi_length_reward(scorer: Any = None, *, weight: float = 1.0, warmup_steps: int = 0,
-                           group_size: int | None = None, task_column: str = "task",
-                           tokenizer: Tokenizer | None = None,
-                           correct_fn: Callable[..., Sequence[bool]] | None = None) -> RewardFunc:
+class KimiLengthReward:
     """The Kimi k1.5 length penalty over each group of the batch. Correctness comes from
-    `scorer` on the task column (the env's scorer: `rlvr_envs.scorer_for(env_id)`), or from
-    `correct_fn(prompts, completions, **columns) -> list[bool]`. Warm-up reads
-    `trainer_state.global_step`."""
-    if scorer is None and correct_fn is None:
-        raise ValueError("the Kimi length penalty needs correctness: pass scorer= or correct_fn=")
+    `scorer` on the task column (`task`, else `ground_truth`: the env's scorer is
+    `rlvr_envs.scorer_for(env_id)`), or from `correct_fn(prompts, completions, **columns) ->
+    list[bool | None]`. Warm-up reads `trainer_state.global_step`. A completion whose verdict
+    is unknown (None from `correct_fn`, or a NaN reward: a math timeout with
+    `on_timeout="none"`) gets None and is left out of its group's length range."""
 
-    def kimi_length_penalty_reward(prompts: list[Any], completions: list[Any],
-                                   completion_ids: Any = None, trainer_state: Any = None,
-                                   **kwargs: Any) -> list[float]:
+    __name__ = "kimi_length_penalty_reward"
+
+    def __init__(self, scorer: Any = None, *, weight: float = 1.0, warmup_steps: int = 0,
+                 group_size: int | None = None, task_column: str = "task",
+                 tokenizer: Tokenizer | None = None,
+                 correct_fn: Callable[..., Sequence[bool | None]] | None = None):
+        if scorer is None and correct_fn is None:
+            raise ValueError("the Kimi length penalty needs correctness: pass scorer= or "
+                             "correct_fn=")
+        self.scorer, self.weight, self.warmup_steps = scorer, weight, warmup_steps
+        self.group_size, self.task_column = group_size, task_column
+        self.tokenizer, self.correct_fn = tokenizer, correct_fn
+
+    def __call__(self, prompts: list[Any], completions: list[Any], completion_ids: Any = None,
+                 trainer_state: Any = None, **kwargs: Any) -> list[float | None]:
         texts = [completion_text(c) for c in completions]
-        if correct_fn is not None:
-            correct = [bool(c) for c in correct_fn(prompts, completions, **kwargs)]
+        if self.correct_fn is not None:
+            correct = [None if c is None else bool(c)
+                       for c in self.correct_fn(prompts, completions, **kwargs)]
         else:
-            if kwargs.get(task_column) is None:
-                raise ValueError(f"the dataset has no {task_column!r} column with task records")
-            tasks = [task_from_column(t) for t in kwargs[task_column]]
-            correct = [s.correct for s in scorer.score_batch(tasks, texts)]
-        lengths = _lengths(texts, completion_ids, tokenizer)
+            tasks = task_column_values(kwargs, self.task_column)
+            if tasks is None:
+                raise ValueError(f"the dataset has no {self.task_column!r} or 'ground_truth' "
+                                 f"column with task records")
+            correct = [None if math.isnan(s.reward) else s.correct
+                       for s in self.scorer.score_batch(tasks, texts)]
+        lengths = _lengths(texts, completion_ids, self.tokenizer)
         step = getattr(trainer_state, "global_step", None)
-        out = [0.0] * len(texts)
-        keys = None if group_size else _group_keys(kwargs, task_column)
-        for idx in group_indices(prompts, group_size=group_size, keys=keys):
-            values = kimi_length_penalty([lengths[i] for i in idx], [correct[i] for i in idx],
-                                         weight=weight, step=step, warmup_steps=warmup_steps)
-            for i, v in zip(idx, values):
+        out: list[float | None] = [None] * len(texts)
+        keys = None if self.group_size else _group_keys(kwargs, self.task_column)
+        for idx in group_indices(prompts, group_size=self.group_size, keys=keys):
+            known = [i for i in idx if correct[i] is not None]
+            values = kimi_length_penalty([lengths[i] for i in known], [correct[i] for i in known],
+                                         weight=self.weight, step=step,
+                                         warmup_steps=self.warmup_steps)
+            for i, v in zip(known, values):
                 out[i] = v
         return out
-    return kimi_length_penalty_reward
 
 
-def trl_process_reward(aggregation: str = "min", weight: float = 1.0,
-                       no_steps_reward: float = 0.0) -> RewardFunc:
-    def process_reward(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
-        return [weight * verify_steps(completion_text(c), aggregation, no_steps_reward)["reward"]
+class ProcessReward:
+    """weight x the share (or min) of verified arithmetic steps in each completion."""
+
+    __name__ = "process_reward"
+
+    def __init__(self, aggregation: str = "min", weight: float = 1.0,
+                 no_steps_reward: float = 0.0):
+        self.aggregation, self.weight, self.no_steps_reward = aggregation, weight, no_steps_reward
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        return [self.weight * verify_steps(completion_text(c), self.aggregation,
+                                           self.no_steps_reward)["reward"]
                 for c in completions]
-    return process_reward
 
 
-def trl_thinking_budget_reward(budget: int, weight: float = 0.5, ramp: int = 0,
-                               tokenizer: Tokenizer | None = None) -> RewardFunc:
-    def thinking_budget(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+class ThinkingBudgetReward:
+    """The thinking-budget penalty on the length of each completion's reasoning."""
+
+    __name__ = "thinking_budget"
+
+    def __init__(self, budget: int, weight: float = 0.5, ramp: int = 0,
+                 tokenizer: Tokenizer | None = None):
+        self.budget, self.weight, self.ramp, self.tokenizer = budget, weight, ramp, tokenizer
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
         return [thinking_budget_penalty(
-            measure_length(split_reasoning(completion_text(c)).reasoning, tokenizer), budget,
-            weight=weight, ramp=ramp) for c in completions]
-    return thinking_budget
+            measure_length(split_reasoning(completion_text(c)).reasoning, self.tokenizer),
+            self.budget, weight=self.weight, ramp=self.ramp) for c in completions]
 
 
-def trl_hacking_monitor(counters: HackingCounters | None = None, max_length: int | None = None
-                        ) -> RewardFunc:
+class HackingMonitor:
     """Not a reward (always 0.0): logs each flag's rate in the batch through TRL's
     `log_metric` as `hacking/<flag>` and keeps running totals in `counters`."""
-    counters = counters if counters is not None else HackingCounters()
 
-    def hacking_monitor(prompts: list[Any], completions: list[Any], completion_ids: Any = None,
-                        log_metric: Callable[[str, float], None] | None = None, **_: Any
-                        ) -> list[float]:
+    __name__ = "hacking_monitor"
+
+    def __init__(self, counters: HackingCounters | None = None, max_length: int | None = None):
+        self.counters = counters if counters is not None else HackingCounters()
+        self.max_length = max_length
+
+    def __call__(self, prompts: list[Any], completions: list[Any], completion_ids: Any = None,
+                 log_metric: Callable[[str, float], None] | None = None, **_: Any
+                 ) -> list[float]:
         texts = [completion_text(c) for c in completions]
         lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else None
-        flags = [hacking_flags(t, max_length=max_length,
+        flags = [hacking_flags(t, max_length=self.max_length,
                                length=None if lengths is None else lengths[i])
                  for i, t in enumerate(texts)]
-        counters.update_many(flags)
+        self.counters.update_many(flags)
         if log_metric is not None and flags:
             for flag in flags[0]:
                 log_metric(f"hacking/{flag}", sum(f[flag] for f in flags) / len(flags))
         return [0.0] * len(texts)
 
-    hacking_monitor.counters = counters  # type: ignore[attr-defined]
-    return hacking_monitor
+
+# The factory names the docs use; each returns one of the picklable classes above.
+trl_format_reward = FormatReward
+trl_overlong_reward = OverlongReward
+trl_kimi_length_reward = KimiLengthReward
+trl_process_reward = ProcessReward
+trl_thinking_budget_reward = ThinkingBudgetReward
+trl_hacking_monitor = HackingMonitor
 
 
 def make_trl_reward_funcs(scorer: Any = None, *, answer_format: str | None = None,

@@ -1,50 +1,94 @@
-"""Verdicts on repository test runs: the pytest report plugin and how its report is read.
+"""Verdicts on repository test runs: the program that starts pytest, and how its report is read.
 
-The grader never parses pytest's printed output (an agent can print `PASSED`). It loads a
-small plugin, under a module name drawn at random per run, that writes a JSON report of
-every test phase to a path the agent cannot know in advance; the verdict needs the real
-exit status 0 *and* every required test id reported `passed` in its call phase. Skipped,
-xfailed, xpassed, deselected, errored or missing tests count as failures.
+The grader never parses pytest's printed output (an agent can print `PASSED`) and never reads
+a report file the code under test could rewrite. `PYTEST_BOOT` starts pytest and, before any
+code of the repository can be imported:
+
+- takes a per-run key from stdin (never from the environment or argv, which the process can
+  read back), then points stdin at /dev/null;
+- keeps the real stdout as a private descriptor and sends fd 1 to stderr, so everything the
+  tests print goes to stderr and the report stream is the only thing on stdout;
+- drops the working directory from `sys.path`, imports pytest, and puts the repository's
+  import roots *after* the standard library (a `pdb.py` in the repo cannot stand in for it);
+- registers a plugin object (no module to find in `sys.modules`) that writes one line per
+  test phase the moment it completes: a JSON record with a sequence number and an HMAC of
+  the key.
+
+`read_stream` checks every line's MAC and the unbroken sequence; the first verdict of a test
+phase wins (a rewrite later, e.g. from an `atexit` hook, changes nothing); a bad MAC or a
+gap marks the run as tampered. The verdict needs the real exit status 0 *and* every required
+test id passed in its setup, call and teardown. Skipped, xfailed, xpassed, deselected,
+errored or missing tests count as failures.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-#: the plugin's source; it reads its output path from RLVR_REPORT_PATH at import time
-REPORT_PLUGIN = '''"""rlvr-envs test report plugin (written by the grader, not the repo)."""
-import json, os
+#: `python -s -c PYTEST_BOOT <pytest args>`; environment: RLVR_IMPORT_ROOTS (os.pathsep-joined)
+PYTEST_BOOT = r'''
+import os, sys
+_key = bytes.fromhex(sys.stdin.readline().strip())
+_null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_null, 0)
+os.close(_null)
+_out = os.dup(1)
+os.set_inheritable(_out, False)
+os.dup2(2, 1)
+_cwd = os.getcwd()
+sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
+_roots = [r for r in os.environ.pop("RLVR_IMPORT_ROOTS", "").split(os.pathsep) if r]
+import pytest
 
-_PATH = os.environ.pop("RLVR_REPORT_PATH")
-_RESULTS = {}
+def _plugin(fd, key):
+    import hashlib, hmac, json
+    seq = [0]
 
+    def emit(record):
+        seq[0] += 1
+        record["n"] = seq[0]
+        line = json.dumps(record, sort_keys=True)
+        mac = hmac.new(key, line.encode(), hashlib.sha256).hexdigest()
+        data = (line + "\t" + mac + "\n").encode()
+        while data:
+            data = data[os.write(fd, data):]
 
-def pytest_runtest_logreport(report):
-    entry = _RESULTS.setdefault(report.nodeid, {})
-    outcome = report.outcome
-    if hasattr(report, "wasxfail"):
-        outcome = "xfailed" if report.skipped else "xpassed"
-    entry[report.when] = outcome
-    if report.failed and "message" not in entry:
-        crash = getattr(report.longrepr, "reprcrash", None)
-        entry["message"] = str(getattr(crash, "message", "") or "")[:300]
-        try:  # the failing line of the test itself (what was called), for problem statements
-            first = report.longrepr.reprtraceback.reprentries[0]
-            entry["source"] = next(l[1:].strip() for l in first.lines if l.startswith(">"))[:300]
-        except Exception:
-            pass
+    class Report:
+        def pytest_runtest_logreport(self, report):
+            outcome = report.outcome
+            if hasattr(report, "wasxfail"):
+                outcome = "xfailed" if report.skipped else "xpassed"
+            record = {"id": report.nodeid, "when": report.when, "outcome": outcome}
+            if report.failed:
+                crash = getattr(report.longrepr, "reprcrash", None)
+                record["message"] = str(getattr(crash, "message", "") or "")[:300]
+                try:  # the test's own failing line (what it called), for problem statements
+                    first = report.longrepr.reprtraceback.reprentries[0]
+                    record["source"] = next(line[1:].strip() for line in first.lines
+                                            if line.startswith(">"))[:300]
+                except Exception:
+                    pass
+            emit(record)
 
+        def pytest_deselected(self, items):
+            for item in items:
+                emit({"id": item.nodeid, "when": "deselected", "outcome": "deselected"})
 
-def pytest_deselected(items):
-    for item in items:
-        _RESULTS.setdefault(item.nodeid, {})["deselected"] = "deselected"
+        def pytest_sessionfinish(self, session, exitstatus):
+            emit({"exitstatus": int(exitstatus)})
 
+    return Report()
 
-def pytest_sessionfinish(session, exitstatus):
-    with open(_PATH, "w", encoding="utf-8") as fh:
-        json.dump({"exitstatus": int(exitstatus), "tests": _RESULTS}, fh)
+_site = next((i for i, p in enumerate(sys.path)
+              if p.rstrip("/").endswith(("site-packages", "dist-packages"))), len(sys.path))
+sys.path[_site:_site] = _roots
+_report = _plugin(_out, _key)
+del _key, _out
+raise SystemExit(pytest.main(sys.argv[1:], plugins=[_report]))
 '''
 
 
@@ -68,6 +112,50 @@ class RunVerdict:
         return len(self.passed) / total if total else 0.0
 
 
+@dataclass
+class StreamReport:
+    """What a run's report stream said: test id → phase → outcome (plus "message"), pytest's
+    own exit status, and why the stream cannot be trusted (None when it can)."""
+
+    tests: dict[str, dict[str, str]] = field(default_factory=dict)
+    exitstatus: int | None = None
+    problem: str | None = None
+
+
+def read_stream(stdout: str, key: bytes) -> StreamReport:
+    """Parse the report stream of a run whose key is `key`: every line must carry a valid MAC
+    and the next sequence number; the first record of each test phase wins."""
+    report = StreamReport()
+    expected = 1
+    for line in stdout.splitlines():
+        if not line.strip():
+            continue
+        body, _, mac = line.rpartition("\t")
+        good = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+        if not body or not hmac.compare_digest(mac, good):
+            report.problem = "tampered_report"
+            return report
+        try:
+            record = json.loads(body)
+        except ValueError:
+            report.problem = "tampered_report"
+            return report
+        if not isinstance(record, dict) or record.get("n") != expected:
+            report.problem = "tampered_report"
+            return report
+        expected += 1
+        if "exitstatus" in record:
+            if report.exitstatus is None:
+                report.exitstatus = record["exitstatus"]
+            continue
+        phases = report.tests.setdefault(str(record.get("id")), {})
+        phases.setdefault(str(record.get("when")), str(record.get("outcome")))
+        for extra in ("message", "source"):
+            if record.get(extra) and extra not in phases:
+                phases[extra] = str(record[extra])
+    return report
+
+
 def outcome_of(phases: dict[str, str] | None) -> str:
     """One test's outcome from its phases: "passed" only when setup, call and teardown
     all passed (no skip, no xfail)."""
@@ -87,40 +175,27 @@ def outcome_of(phases: dict[str, str] | None) -> str:
     return "passed"
 
 
-def read_report(report_text: str | None, exit_code: int | None, required: Sequence[str], *,
-                timed_out: bool = False) -> RunVerdict:
-    """The verdict from the plugin's JSON report and the process's real exit status."""
+def verdict_of(report: StreamReport, exit_code: int | None, required: Sequence[str], *,
+               timed_out: bool = False) -> RunVerdict:
+    """The verdict from a run's report stream and the process's real exit status."""
     verdict = RunVerdict(exit_status=exit_code)
-    results = parse_report(report_text)
     for test_id in required:
-        outcome = outcome_of((results or {}).get(test_id))
-        if outcome == "passed":
+        outcome = outcome_of(report.tests.get(test_id))
+        if outcome == "passed" and report.problem is None:
             verdict.passed.append(test_id)
         else:
             verdict.failed[test_id] = outcome
-    report_status = json.loads(report_text).get("exitstatus") if results is not None else None
     if timed_out:
         verdict.reason = "timeout"
-    elif report_text is None:
+    elif report.problem is not None:
+        verdict.reason = report.problem
+    elif report.exitstatus is None:
         verdict.reason = "no_report"  # pytest never finished (killed, os._exit, crash)
-    elif results is None:
-        verdict.reason = "bad_report"
     elif verdict.failed:
         verdict.reason = "tests_failed"
-    elif exit_code != 0 or report_status != 0:
+    elif exit_code != 0 or report.exitstatus != 0:
         verdict.reason = f"exit_status_{exit_code}"
     return verdict
-
-
-def parse_report(report_text: str | None) -> dict[str, dict[str, str]] | None:
-    """test id → phases from a plugin report (None when there is no usable report)."""
-    if report_text is None:
-        return None
-    try:
-        tests = json.loads(report_text)["tests"]
-    except (ValueError, KeyError, TypeError):
-        return None
-    return tests if isinstance(tests, dict) else None
 
 
 def unique_ids(*groups: Iterable[str]) -> list[str]:

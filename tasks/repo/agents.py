@@ -118,6 +118,7 @@ class GoldPatchAgent:
     """Applies the gold patch hunk by hunk with the file tools, runs the tests, submits."""
 
     name = "gold"
+    needs_gold = True  # run_episode starts it from the whole task record
 
     def __init__(self, run_tests: bool = False):
         self.run_tests = run_tests

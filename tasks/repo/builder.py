@@ -27,7 +27,7 @@ from rlvr_envs.tasks.repo.workspace import (
 )
 
 from rlvr_envs.core.task import Task
-from rlvr_envs.verify.repo import outcome_of, parse_report
+from rlvr_envs.verify.repo import outcome_of
 
 
 class TaskRejected(ValueError):
@@ -58,7 +58,7 @@ def run_suite(sandbox, tree: Path, metadata: dict[str, Any], *, timeout: float) 
     """Run the repo's whole test suite (its own configuration decides what that is)."""
     report, result = run_pytest(sandbox, tree, list(metadata.get("test_args", [])), metadata,
                                 timeout=timeout)
-    tests = parse_report(report) or {}
+    tests = report.tests if report.problem is None else {}
     return SuiteRun({t: outcome_of(p) for t, p in tests.items()},
                     {t: p.get("message", "") for t, p in tests.items() if p.get("message")},
                     result.exit_code, result.timed_out,
@@ -126,7 +126,8 @@ def build_task(*, sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: 
         commit = init_history_safe_repo(workspace)
         audit_history(workspace, commit, fixed_blobs)
     meta = dict(metadata)
-    meta.update(failures=base_run.failures(f2p), setup_patch=setup_patch, workspace_commit=commit, fixed_blobs=fixed_blobs)
+    meta.update(failures=base_run.failures(f2p), setup_patch=setup_patch,
+                workspace_commit=commit, fixed_blobs=fixed_blobs)
     return make_repo_task(statement=text, repo=repo, snapshot=snapshot, gold_patch=gold_patch,
                           fail_to_pass=f2p, pass_to_pass=p2p, source=source,
                           source_id=source_id, **meta)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rlvr_envs.tasks.repo import tools
-from rlvr_envs.tasks.repo.grading import pytest_env
+from rlvr_envs.tasks.repo.grading import project_config, pytest_command, pytest_env
 from rlvr_envs.tasks.repo.processes import kill_tagged
 from rlvr_envs.tasks.repo.records import check_repo_task, load_repo_tasks
 from rlvr_envs.tasks.repo.scoring import COMPONENTS, RepoScorer
@@ -50,9 +50,13 @@ def statement_text(task: Task) -> str:
 class RepoEditEnv(MultiTurnEnv):
     """Multi-turn repository editing with verified, hack-resistant grading."""
 
+    #: the gold patch, the hidden tests, and what would point at the fix: the injected bug
+    #: (its reverse is the fix), where it was injected, the fixed files' blob ids
+    hidden_metadata = ("gold_patch", "test_patch", "setup_patch", "mutation", "fixed_blobs")
+
     def __init__(self, tasks: Any = "default", *, sandbox: Any = "auto", max_turns: int = 30,
                  bash_timeout: float = 30.0, test_timeout: float | None = None,
-                 partial_credit: bool = False, levels: Sequence[int] | None = None,
+                 partial_credit: bool = False, strict_diff: bool = True, levels: Sequence[int] | None = None,
                  repos: Sequence[str] | None = None, max_observation_chars: int = 16_000,
                  workspace_root: str | None = None, render_mode: str | None = None,
                  sandbox_options: dict[str, Any] | None = None,
@@ -61,7 +65,7 @@ class RepoEditEnv(MultiTurnEnv):
                                          statement=statement), SYSTEM_PROMPT,
                          max_turns=max_turns, max_observation_chars=max_observation_chars,
                          render_mode=render_mode)
-        self.scorer = RepoScorer(sandbox, partial_credit=partial_credit,
+        self.scorer = RepoScorer(sandbox, partial_credit=partial_credit, strict_diff=strict_diff,
                                  test_timeout=test_timeout, sandbox_options=sandbox_options)
         self.bash_timeout = float(bash_timeout)
         self.workspace_root = workspace_root
@@ -106,13 +110,16 @@ class RepoEditEnv(MultiTurnEnv):
 
     # -- tools -----------------------------------------------------------------------------------
 
-    def _run(self, command: list[str], timeout: float, env: dict[str, str] | None = None):
+    def _run(self, command: list[str], timeout: float, env: dict[str, str] | None = None,
+             stdin: str | None = None):
         from rlvr_envs.sandbox.base import Limits
 
         assert self._workspace is not None
-        run_env = {"RLVR_EPISODE": self._token, **(env or {})}
+        run_env = {"RLVR_EPISODE": self._token, "PYTHONNOUSERSITE": "1", "HOME": "/tmp",
+                   **(env or {})}
         try:
             return self.scorer.sandbox.run(command, workdir=self._workspace, env=run_env,
+                                           stdin=stdin,
                                            limits=Limits(wall_time=timeout, memory_mb=2048,
                                                          max_output_bytes=200_000))
         finally:
@@ -148,10 +155,12 @@ class RepoEditEnv(MultiTurnEnv):
                                             args.get("tests"))
             if not selected:
                 raise ToolCallError("this task has no visible tests")
-            python = getattr(self.scorer.sandbox, "python", "python3")
-            result = self._run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                *selected], float(meta.get("test_timeout", 300)),
-                               env=pytest_env(meta, ws))
+            base = self.scorer.base_trees.base_tree(meta)
+            command = pytest_command(self.scorer.sandbox, ws, project_config(base), selected)
+            # the report stream (stdout) is the grader's; the agent reads pytest's output
+            result = self._run(command, float(meta.get("test_timeout", 300)),
+                               env=pytest_env(meta, ws), stdin=secrets.token_hex(32) + "\n")
+            result.stdout = ""
             return ToolResult(_command_output(result), details={"exit_code": result.exit_code})
         if call.name == "submit":
             kill_tagged(self._token, ws)

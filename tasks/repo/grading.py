@@ -1,35 +1,46 @@
 """Grading a repo task: the agent's changes on a pristine copy, tests restored, run in a sandbox.
 
 1. Start from a fresh copy of the base tree (never the agent's workspace).
-2. Copy over the agent's changes (file-by-file difference from the base tree), except
-   *protected* paths: test files and directories, every `conftest.py`, pytest configuration
-   (`pytest.ini`, `.pytest.ini`, `tox.ini`, `setup.cfg`, `pyproject.toml`), `sitecustomize`,
-   `.pth` files, and every file named by the task's tests — those stay pristine, and new
-   ones the agent created are dropped.
-3. Apply the task's hidden `test_patch` (SWE-bench style), if any.
-4. Run FAIL_TO_PASS + PASS_TO_PASS by node id with pytest in the sandbox, with the report
-   plugin of `rlvr_envs.verify.repo` under a random module name, its report written to a
-   random path in a directory created for this run; no cache provider, no bytecode.
-5. Reward 1 iff pytest exited 0 and every required id passed (partial credit: the fraction).
+2. Copy over the agent's changes (file-by-file difference from the base tree) without ever
+   following a link (`writeback`), except *protected* paths: test files and directories,
+   every `conftest.py`, pytest configuration files, `sitecustomize`, `.pth` files, and every
+   file named by the task's tests — those stay pristine, and new ones the agent created are
+   dropped — and added modules that would shadow a standard-library module, pytest or an
+   installed distribution (`shadows_a_module`).
+3. Flag hacking constructs the agent added to library code (`monitor`); with `strict_diff`
+   a flagged change scores 0 without running anything.
+4. Apply the task's hidden `test_patch` (SWE-bench style), if any.
+5. Run FAIL_TO_PASS + PASS_TO_PASS by node id with pytest in the sandbox through the boot
+   program of `rlvr_envs.verify.repo`: the project's own configuration passed with `-c`,
+   root and conftest boundary fixed, user site-packages off, HOME outside the tree, the
+   verdicts streamed with a MAC to a descriptor opened before collection.
+6. Reward 1 iff pytest exited 0 and every required id passed (partial credit: the fraction).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import secrets
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Sequence
 
 from rlvr_envs.tasks.repo.snapshot import apply_patch
+from rlvr_envs.tasks.repo.monitor import flag_changes
 from rlvr_envs.tasks.repo.workspace import Changes, diff_trees, write_changes
+from rlvr_envs.tasks.repo.writeback import read_entry
 
 from rlvr_envs.core.scoring import Score, zero_score
-from rlvr_envs.verify.repo import REPORT_PLUGIN, RunVerdict, read_report, unique_ids
+from rlvr_envs.verify.repo import (PYTEST_BOOT, RunVerdict, StreamReport, read_stream,
+                                   unique_ids, verdict_of)
 
 TEST_DIR_NAMES = frozenset({"tests", "test", "testing"})
-CONFIG_NAMES = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg",
+CONFIG_NAMES = frozenset({"conftest.py", "pytest.toml", ".pytest.toml", "pytest.ini",
+                          ".pytest.ini", "tox.ini", "setup.cfg",
                           "pyproject.toml", "noxfile.py", "sitecustomize.py",
                           "usercustomize.py"})
 
@@ -48,6 +59,45 @@ def is_protected(rel_path: str, task_test_files: set[str] | frozenset[str] = fro
     if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
         return True
     return any(part in TEST_DIR_NAMES for part in path.parts[:-1]) or name in TEST_DIR_NAMES
+
+
+#: names an added module may never take (besides the standard library's and installed
+#: distributions' top-level names): pytest itself and Python's start-up hooks
+RESERVED_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging",
+                              "sitecustomize", "usercustomize", "__main__"})
+_MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
+
+
+@functools.lru_cache(maxsize=1)
+def reserved_module_names() -> frozenset[str]:
+    """Top-level import names no added module may shadow."""
+    import importlib.metadata
+
+    names = set(sys.stdlib_module_names) | RESERVED_MODULES
+    try:
+        names |= set(importlib.metadata.packages_distributions())
+    except Exception:  # noqa: BLE001 - a broken distribution must not stop grading
+        pass
+    return frozenset(names)
+
+
+def shadows_a_module(rel_path: str, base_tree: Path) -> bool:
+    """True for an added module or package (not in the base tree) named like a standard-
+    library module, pytest or an installed distribution's top-level import, in a directory
+    that is not a package of the base tree (so it could sit on sys.path)."""
+    parts = rel_path.split("/")
+    reserved = reserved_module_names()
+    for i, part in enumerate(parts):
+        here = base_tree.joinpath(*parts[:i + 1])
+        if here.exists() or here.is_symlink():
+            continue
+        if i == len(parts) - 1:
+            if not part.endswith(_MODULE_SUFFIXES):
+                return False
+            part = part.split(".", 1)[0]
+        if part in reserved and not base_tree.joinpath(*parts[:i], "__init__.py").is_file():
+            return True
+    return False
 
 
 def required_tests(metadata: Mapping[str, Any]) -> list[str]:
@@ -75,75 +125,91 @@ def assemble_graded_tree(base_tree: Path, changes: Changes, metadata: Mapping[st
     """Write the tree that gets tested into `dest` (new dir); return the agent's dropped paths."""
     shutil.copytree(base_tree, dest, symlinks=True)
     keep = protected_files(metadata)
-    dropped = write_changes(dest, changes, skip=lambda rel: is_protected(rel, keep))
+    dropped = write_changes(dest, changes, skip=lambda rel: is_protected(rel, keep)
+                            or shadows_a_module(rel, base_tree))
     apply_patch(dest, str(metadata.get("test_patch", "") or ""), what="test patch")
     return dropped
 
 
-def pytest_env(metadata: Mapping[str, Any], tree: Path, extra_paths: Sequence[Path] = ()
-               ) -> dict[str, str]:
-    """PYTHONPATH for the repo's own import roots (repos are tested in place, not installed)."""
-    roots = [str(p) for p in extra_paths]
-    roots += [str(tree / p) for p in metadata.get("python_path", ["."])]
-    # no third-party plugin autoloads: only the repo's own config and our report plugin count
-    return {"PYTHONPATH": ":".join(roots), "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+def import_roots(metadata: Mapping[str, Any], tree: Path) -> list[str]:
+    """The repo's own import roots (repos are tested in place, not installed)."""
+    return [str(tree / p) for p in metadata.get("python_path", ["."])]
 
 
-#: starts pytest with the working directory off sys.path, so a `pytest.py` or `_pytest/` the
-#: agent planted in the repository can never stand in for pytest (or for our report plugin);
-#: the repo's import roots (RLVR_IMPORT_ROOTS) join sys.path only once pytest is loaded
-PYTEST_BOOT = ("import os, sys; cwd = os.getcwd(); "
-               "sys.path[:] = [p for p in sys.path if p not in ('', '.', cwd)]; "
-               "roots = os.environ.pop('RLVR_IMPORT_ROOTS').split(os.pathsep); "
-               "import pytest; sys.path[:0] = roots; "
-               "raise SystemExit(pytest.console_main())")
+def pytest_env(metadata: Mapping[str, Any], tree: Path) -> dict[str, str]:
+    """The environment of every interpreter an episode starts: the repo's import roots for
+    the boot program (which puts them after the standard library), no user site-packages,
+    HOME outside the tree, no bytecode, no pytest options or plugins from the environment."""
+    return {"RLVR_IMPORT_ROOTS": os.pathsep.join(import_roots(metadata, tree)),
+            "PYTHONPATH": "", "PYTHONNOUSERSITE": "1", "HOME": "/tmp",
+            "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+#: where pytest would find a project's configuration, in its own order of precedence, and the
+#: text that makes the file count (None: the file counts whatever it holds)
+CONFIG_FILES = (("pytest.toml", None), (".pytest.toml", None), ("pytest.ini", None),
+                (".pytest.ini", None), ("pyproject.toml", "[tool.pytest"),
+                ("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]"))
+
+
+def project_config(base_tree: Path) -> str | None:
+    """The base tree's own pytest configuration file (relative name), or None."""
+    for name, marker in CONFIG_FILES:
+        path = base_tree / name
+        if path.is_file() and not path.is_symlink() and (
+                marker is None or marker in path.read_text(encoding="utf-8", errors="replace")):
+            return name
+    return None
+
+
+def pytest_command(sandbox, tree: Path, config: str | None, args: Sequence[str]) -> list[str]:
+    """The argv of a test run: user site off, the boot program, the project's configuration
+    named explicitly (a config file the agent adds, whatever its name, is never read), the
+    root and the conftest boundary fixed at the tree."""
+    return [getattr(sandbox, "python", "python3"), "-s", "-c", PYTEST_BOOT, "-q",
+            "-p", "no:cacheprovider", "-c", str(tree / config) if config else os.devnull,
+            "--rootdir", str(tree), "--confcutdir", str(tree), *args]
 
 
 def run_pytest(sandbox, tree: Path, args: Sequence[str], metadata: Mapping[str, Any], *,
-               timeout: float, memory_mb: int = 2048,
-               extra_env: Mapping[str, str] | None = None) -> tuple[str | None, Any]:
-    """Run pytest on `args` in `tree` inside `sandbox` with the report plugin; return the raw
-    JSON report (None when pytest never wrote one) and the sandbox's RunResult. The plugin
-    module and the report get random names in a directory made here for this run."""
+               timeout: float, config_from: Path | None = None, memory_mb: int = 2048,
+               extra_env: Mapping[str, str] | None = None,
+               max_output_bytes: int = 4_000_000) -> tuple[StreamReport, Any]:
+    """Run pytest on `args` in `tree` inside `sandbox`; return the report stream (see
+    `rlvr_envs.verify.repo`) and the sandbox's RunResult (pytest's own output on stderr).
+    The configuration is the one `config_from` (default: `tree`) has, read from `tree`."""
     from rlvr_envs.sandbox.base import Limits
 
-    token = secrets.token_hex(8)
-    report_dir = tree / f".rlvr-report-{token}"
-    report_dir.mkdir()
-    module = f"rlvr_report_{token}"
-    (report_dir / f"{module}.py").write_text(REPORT_PLUGIN)
-    report_path = report_dir / f"report-{secrets.token_hex(8)}.json"
-    env = pytest_env(metadata, tree)
-    env["RLVR_IMPORT_ROOTS"] = env.pop("PYTHONPATH")
-    env["PYTHONPATH"] = str(report_dir)  # only our plugin at start-up
-    env["RLVR_REPORT_PATH"] = str(report_path)
-    env.update(extra_env or {})
-    command = [getattr(sandbox, "python", "python3"), "-c", PYTEST_BOOT, "-q", "-p", module,
-               "-p", "no:cacheprovider", "--rootdir", str(tree), *args]
-    try:
-        result = sandbox.run(command, workdir=tree, env=env,
-                             limits=Limits(wall_time=timeout, memory_mb=memory_mb,
-                                           max_processes=64, max_output_bytes=200_000))
-        report = report_path.read_text(encoding="utf-8", errors="replace") \
-            if report_path.is_file() and not report_path.is_symlink() else None
-    finally:
-        shutil.rmtree(report_dir, ignore_errors=True)
+    key = secrets.token_bytes(32)
+    env = {**pytest_env(metadata, tree), **(extra_env or {})}
+    config = project_config(config_from or tree)
+    result = sandbox.run(pytest_command(sandbox, tree, config, args), workdir=tree, env=env,
+                         stdin=key.hex() + "\n",
+                         limits=Limits(wall_time=timeout, memory_mb=memory_mb,
+                                       max_processes=64, max_output_bytes=max_output_bytes))
+    report = read_stream(result.stdout, key)
+    if result.truncated and report.problem is None:
+        report.problem = "report_truncated"
     return report, result
 
 
 def run_tests(sandbox, tree: Path, test_ids: Sequence[str], metadata: Mapping[str, Any], *,
-              timeout: float) -> tuple[RunVerdict, Any]:
+              timeout: float, config_from: Path | None = None) -> tuple[RunVerdict, Any]:
     """Run exactly `test_ids`; the verdict comes from the plugin's report and the real exit
     status, never from printed output."""
-    report, result = run_pytest(sandbox, tree, test_ids, metadata, timeout=timeout)
-    return read_report(report, result.exit_code, test_ids, timed_out=result.timed_out), result
+    report, result = run_pytest(sandbox, tree, test_ids, metadata, timeout=timeout,
+                                config_from=config_from)
+    return verdict_of(report, result.exit_code, test_ids, timed_out=result.timed_out), result
 
 
 def grade_changes(sandbox, base_tree: Path, changes: Changes, metadata: Mapping[str, Any], *,
                   timeout: float | None = None, partial_credit: bool = False,
-                  scratch: Path | None = None) -> tuple[Score, GradeRun]:
-    """Grade the agent's `changes` to the task whose base tree is `base_tree`."""
+                  strict_diff: bool = True, scratch: Path | None = None
+                  ) -> tuple[Score, GradeRun]:
+    """Grade the agent's `changes` to the task whose base tree is `base_tree`. With
+    `strict_diff`, a change the diff monitor flags scores 0 (the flags are in
+    `details["hacking"]` either way)."""
     required = required_tests(metadata)
     if not required:
         raise ValueError("a repo task needs at least one FAIL_TO_PASS test id")
@@ -157,13 +223,24 @@ def grade_changes(sandbox, base_tree: Path, changes: Changes, metadata: Mapping[
             return zero_score("test_patch_conflict", {"tests": 0.0}, error=str(err)[:500]), \
                 GradeRun(RunVerdict(reason="test_patch_conflict"), "", [], "", 0.0, "none")
         agent_patch = diff_trees(base_tree, tree)
-        verdict, result = run_tests(sandbox, tree, required, metadata, timeout=timeout)
+        graded = [rel for rel in changes.written if rel not in set(dropped)]
+        flags = [f.as_dict() for f in flag_changes(
+            changes.written, {rel: read_entry(base_tree / rel) or b"" for rel in graded
+                              if (base_tree / rel).is_file()}, graded)]
+        if flags and strict_diff:
+            verdict = RunVerdict(reason="hacking_flagged")
+            score = score_from_verdict(verdict, metadata, dropped=dropped)
+            score.details["hacking"] = flags
+            return score, GradeRun(verdict, agent_patch, dropped, "", 0.0, "none")
+        verdict, result = run_tests(sandbox, tree, required, metadata, timeout=timeout,
+                                    config_from=base_tree)
     finally:
         shutil.rmtree(parent, ignore_errors=True)
-    return score_from_verdict(verdict, metadata, partial_credit=partial_credit,
-                              dropped=dropped), GradeRun(
-        verdict, agent_patch, dropped, (result.stdout + result.stderr)[-4000:],
-        result.duration, result.isolation)
+    score = score_from_verdict(verdict, metadata, partial_credit=partial_credit,
+                               dropped=dropped)
+    score.details["hacking"] = flags
+    return score, GradeRun(verdict, agent_patch, dropped, result.stderr[-4000:],
+                           result.duration, result.isolation)
 
 
 def score_from_verdict(verdict: RunVerdict, metadata: Mapping[str, Any], *,

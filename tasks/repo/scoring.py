@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +25,71 @@ from rlvr_envs.core.task import Task
 COMPONENTS = {"tests": 0.0}
 
 
+class UnsafeLocalWarning(UserWarning):
+    """Repo tasks run as plain local processes: the agent can read and write the host."""
+
+
 def make_sandbox(backend: Any = "auto", **options: Any):
-    """A sandbox for repo tasks: pytest must be importable, so bubblewrap keeps the Python
-    installation's site-packages visible."""
-    from rlvr_envs.sandbox import Sandbox, get_sandbox
+    """A sandbox for repo tasks (pytest must be importable, so bubblewrap keeps the Python
+    installation's site-packages visible).
+
+    "auto" is bubblewrap when it works here, else Docker. Plain local processes cannot keep
+    an agent from the host (the task files with their gold, the grader's site-packages, the
+    trainer's environment), so "local" is refused unless the backend isolates the host
+    (`hides_host`), and plain processes need `"local-unsafe"` by name (with a warning)."""
+    from rlvr_envs.sandbox import Sandbox, SandboxUnavailable, get_sandbox
 
     if isinstance(backend, Sandbox) or hasattr(backend, "run"):
         return backend
-    if backend in ("auto", "bwrap"):
+    if backend == "local-unsafe":
+        from rlvr_envs.sandbox.local import LocalSandbox
+        warnings.warn("repo tasks on sandbox='local-unsafe': agent commands run as plain "
+                      "processes of this user, with the host filesystem, the task files "
+                      "(gold patches included) and the network in reach; use 'bwrap' or "
+                      "'docker' for training", UnsafeLocalWarning, stacklevel=3)
+        return LocalSandbox(**options)
+    if backend == "auto":
+        from rlvr_envs.sandbox.bwrap import bwrap_problem
+        from rlvr_envs.sandbox.docker import docker_problem
+        if bwrap_problem() is None:
+            backend = "bwrap"
+        elif docker_problem() is None:
+            backend = "docker"
+        else:
+            raise SandboxUnavailable(
+                f"repo tasks need an isolating sandbox: bubblewrap ({bwrap_problem()}) and "
+                f"Docker ({docker_problem()}) are both unavailable; install one, or pass "
+                f"sandbox='local-unsafe' to run agent commands as plain local processes")
+    if backend == "bwrap":
         options.setdefault("hide_site_packages", False)
-    return get_sandbox(backend, **options)
+    box = get_sandbox(backend, **options)
+    if box.name == "local" and not getattr(box, "hides_host", False):
+        box.close()
+        raise ValueError("sandbox='local' runs repo-task agents as plain processes that can "
+                         "read the task files (gold patches) and write the host; use 'bwrap' "
+                         "or 'docker', or ask for sandbox='local-unsafe' by name")
+    return box
 
 
 class RepoScorer(Scorer):
     """Grades repo tasks in a sandbox. `partial_credit`: reward = fraction of required tests
-    passing (only when the run itself completed) instead of all-or-nothing."""
+    passing (only when the run itself completed) instead of all-or-nothing. `strict_diff`
+    (default): a change the diff monitor flags as hacking scores 0."""
 
     components = COMPONENTS
 
     def __init__(self, sandbox: Any = "auto", *, partial_credit: bool = False,
-                 test_timeout: float | None = None, base_trees: BaseTreeCache = BASE_TREES,
+                 strict_diff: bool = True, test_timeout: float | None = None, base_trees: BaseTreeCache = BASE_TREES,
                  sandbox_options: dict[str, Any] | None = None):
         self._sandbox_spec, self._sandbox_options = sandbox, dict(sandbox_options or {})
         self._sandbox = None
         self._lock = threading.Lock()
         self.partial_credit = partial_credit
+        self.strict_diff = strict_diff
         self.test_timeout = test_timeout
         self.base_trees = base_trees
+        base_trees.acquire()
+        self._released = False
         self.last_run: GradeRun | None = None
 
     @property
@@ -95,7 +134,8 @@ class RepoScorer(Scorer):
         except WorkspaceTooLarge as err:
             return zero_score("workspace_too_large", COMPONENTS, error=str(err))
         score, run = grade_changes(self.sandbox, base, changes, task.metadata,
-                                   timeout=self.test_timeout, partial_credit=self.partial_credit)
+                                   timeout=self.test_timeout, partial_credit=self.partial_credit,
+                                   strict_diff=self.strict_diff)
         self.last_run = run
         score.details["agent_patch"] = run.agent_patch[:20_000]
         score.details["isolation"] = run.isolation
@@ -107,3 +147,6 @@ class RepoScorer(Scorer):
             if self._sandbox is not None and self._sandbox is not self._sandbox_spec:
                 self._sandbox.close()
             self._sandbox = None
+            if not self._released:
+                self._released = True
+                self.base_trees.release()

@@ -12,11 +12,13 @@ metadata names it as:
 - an absolute path to a `.tar.gz` or a directory.
 
 The base tree is the snapshot with the task's `setup_patch` applied (the injected bug of a
-synthesised task). Base trees are extracted once per process and copied per episode.
+synthesised task). Base trees are extracted once per process into one cache directory,
+verified by digest whenever they are used, and copied per episode.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import io
 import os
@@ -152,43 +154,114 @@ def materialise_snapshot(location: str, dest: Path, *, base_commit: str | None =
                 path.unlink()
 
 
-class BaseTreeCache:
-    """Per-process cache of base trees (snapshot + setup patch), keyed by their content."""
+def tree_digest(root: Path) -> str:
+    """sha256 over every entry of `root` (relative path, kind, bytes or link target), walked
+    without following links: two trees have the same digest iff they hold the same files."""
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        here = Path(dirpath)
+        for name in sorted(filenames + [d for d in dirnames if (here / d).is_symlink()]):
+            path = here / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                digest.update(f"L\0{rel}\0{os.readlink(path)}\0".encode())
+            elif path.is_file():
+                digest.update(f"F\0{rel}\0".encode())
+                with open(path, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(block)
+                digest.update(b"\0")
+    return digest.hexdigest()
 
-    def __init__(self, root: Path | None = None):
-        self._root = root
-        self._trees: dict[str, Path] = {}
-        self._lock = threading.Lock()
+
+def _tree_bytes(root: Path) -> int:
+    return sum(p.lstat().st_size for p in root.rglob("*"))
+
+
+class BaseTreeCache:
+    """Base trees (snapshot + setup patch), built once and kept in one cache directory per
+    process (`rlvr-repo-base-*` in the temporary directory, which no sandbox shows an agent),
+    keyed by their content, each checked against the digest taken when it was built every time
+    it is handed out (a tree changed since is rebuilt), the least recently used evicted past
+    `max_bytes`, and the whole directory removed when the last scorer using it closes (or at
+    interpreter exit)."""
+
+    def __init__(self, root: Path | None = None, *, max_bytes: int | None = None):
+        self._root, self._own_root = root, root is None
+        self.max_bytes = max_bytes if max_bytes is not None else int(
+            os.environ.get("RLVR_REPO_CACHE_MAX_MB", "2048")) * 2**20
+        self._trees: dict[str, tuple[Path, str, int]] = {}  # key -> (tree, digest, bytes)
+        self._lock = threading.RLock()
+        self._users = 0
+        self.rebuilt = 0  # trees found changed and rebuilt (tests, logs)
 
     @property
     def root(self) -> Path:
-        if self._root is None:
-            self._root = Path(tempfile.mkdtemp(prefix="rlvr-repo-base-"))
-        return self._root
+        with self._lock:
+            if self._root is None:
+                self._root = Path(tempfile.mkdtemp(prefix="rlvr-repo-base-"))
+                atexit.register(self.clear)
+            return self._root
+
+    def acquire(self) -> None:
+        """A scorer starts using the cache."""
+        with self._lock:
+            self._users += 1
+
+    def release(self) -> None:
+        """A scorer is done; the last one out removes the cache directory."""
+        with self._lock:
+            self._users = max(0, self._users - 1)
+            if self._users == 0:
+                self.clear()
 
     def base_tree(self, metadata: Mapping[str, object]) -> Path:
-        """The read-only base tree of a task (build it on first use)."""
+        """The base tree of a task, verified against its digest (built on first use)."""
         key = hashlib.sha256(repr((metadata["snapshot"], metadata.get("base_commit"),
                                    metadata.get("setup_patch", ""))).encode()).hexdigest()[:20]
         with self._lock:
-            if key in self._trees and self._trees[key].is_dir():
-                return self._trees[key]
+            entry = self._trees.pop(key, None)
+            if entry is not None:
+                tree, digest, size = entry
+                if tree.is_dir() and tree_digest(tree) == digest:
+                    self._trees[key] = entry  # most recently used last
+                    return tree
+                self.rebuilt += 1
             dest = self.root / key
-            if dest.exists():
-                shutil.rmtree(dest)
+            if dest.exists() or dest.is_symlink():
+                shutil.rmtree(dest, ignore_errors=True)
+                if dest.is_symlink():
+                    dest.unlink()
             dest.mkdir(parents=True)
             commit = metadata.get("base_commit")
             materialise_snapshot(str(metadata["snapshot"]), dest,
                                  base_commit=str(commit) if commit else None)
             apply_patch(dest, str(metadata.get("setup_patch", "") or ""), what="setup patch")
-            self._trees[key] = dest
+            self._trees[key] = (dest, tree_digest(dest), _tree_bytes(dest))
+            self._evict(keep=key)
             return dest
+
+    def _evict(self, keep: str) -> None:
+        total = sum(size for _, _, size in self._trees.values())
+        for key in list(self._trees):
+            if total <= self.max_bytes:
+                break
+            if key == keep:
+                continue
+            tree, _, size = self._trees.pop(key)
+            shutil.rmtree(tree, ignore_errors=True)
+            total -= size
 
     def clear(self) -> None:
         with self._lock:
-            if self._root is not None:
+            if self._root is not None and self._own_root:
                 shutil.rmtree(self._root, ignore_errors=True)
-            self._root, self._trees = None, {}
+                self._root = None
+            elif self._root is not None:
+                for tree, _, _ in self._trees.values():
+                    shutil.rmtree(tree, ignore_errors=True)
+            self._trees = {}
 
 
 BASE_TREES = BaseTreeCache()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from rlvr_envs.tasks.repo.snapshot import _plain_git_env, is_junk
+from rlvr_envs.tasks.repo.writeback import read_entry, write_tree_changes
 
 BRANCH = "main"
 _IDENTITY = {
@@ -164,11 +165,7 @@ def _snapshot(root: Path) -> dict[str, Path]:
 
 
 def _content(path: Path) -> bytes | str | None:
-    if path.is_symlink():
-        return os.readlink(path)
-    if path.is_file():
-        return path.read_bytes()
-    return None  # fifos, sockets, devices: not source
+    return read_entry(path)  # fifos, sockets, devices: None (not source)
 
 
 def collect_changes(base_tree: Path, workspace: Path, *, max_bytes: int = 50 * 2**20) -> Changes:
@@ -192,41 +189,10 @@ def collect_changes(base_tree: Path, workspace: Path, *, max_bytes: int = 50 * 2
 
 
 def write_changes(tree: Path, changes: Changes, *, skip=lambda rel: False) -> list[str]:
-    """Apply `changes` to `tree`, leaving out paths for which `skip(rel)` is true and symlinks
-    that point outside the tree. Returns the paths left out."""
-    root = tree.resolve()
-    left_out = []
-    for rel in changes.paths:
-        if skip(rel):
-            left_out.append(rel)
-            continue
-        target = tree / rel
-        if rel in changes.deleted:
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-            elif target.is_dir():
-                shutil.rmtree(target)
-            continue
-        data = changes.written[rel]
-        # never write through a symlinked parent directory (it could point anywhere)
-        parent = target.parent
-        if any(p.is_symlink() for p in [parent, *parent.parents] if root in p.parents):
-            left_out.append(rel)
-            continue
-        parent.mkdir(parents=True, exist_ok=True)
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        elif target.is_dir():
-            shutil.rmtree(target)
-        if isinstance(data, str):
-            resolved = (target.parent / data).resolve()
-            if resolved != root and root not in resolved.parents:
-                left_out.append(rel)
-                continue
-            os.symlink(data, target)
-        else:
-            target.write_bytes(data)
-    return left_out
+    """Apply `changes` to `tree` without following any link (`writeback.write_tree_changes`),
+    leaving out paths for which `skip(rel)` is true and links that leave the tree. Returns the
+    paths left out."""
+    return write_tree_changes(tree, changes.written, changes.deleted, skip=skip)
 
 
 def diff_trees(before: Path, after: Path) -> str:

@@ -100,7 +100,7 @@ def fake_server():
 
 def test_openai_client_concurrency_and_choices(fake_server):
     url, state = fake_server
-    policy = resolve_policy(f"openai:{url}#fake", concurrency=3, backoff=0.01)
+    policy = resolve_policy(f"openai:{url}#fake", concurrency=3)
     chats = [[{"role": "user", "content": f"q{i}"}] for i in range(9)]
     out = policy.generate(chats, SamplingParams(n=2))
     assert [[c.text for c in g] for g in out] == [[f"echo q{i} 0", f"echo q{i} 1"]
@@ -112,7 +112,7 @@ def test_openai_client_retries_then_fails_clearly(fake_server):
     from rlvr_envs.agents.openai_policy import EndpointError
 
     url, _ = fake_server
-    policy = resolve_policy(f"openai:{url}#fake", max_retries=2, backoff=0.01)
+    policy = resolve_policy(f"openai:{url}#fake", max_retries=2)
     out = policy.generate([[{"role": "user", "content": "flaky-1"}]], SamplingParams())
     assert out[0][0].text == "echo flaky-1 0"
     with pytest.raises(EndpointError, match="after 3 attempts.*503"):
@@ -171,3 +171,18 @@ def test_token_rollout_masks_env_tokens(tiny_model):
     assert "no tool call" in env_text  # the env's observation sits in the masked part
     assert all(lp == 0.0 for lp, m in zip(episode.logprobs, episode.env_mask) if not m)
     assert len(model_tokens) <= 15
+
+
+def test_token_rollout_passes_the_tool_schemas_to_the_chat_template(tiny_model):
+    from rlvr_envs.agents.models import load_model_and_tokenizer
+    from rlvr_envs.agents.multiturn import token_rollout
+    from rlvr_envs.agents.tiny import CHATML_TEMPLATE
+
+    model, tokenizer = load_model_and_tokenizer(tiny_model)
+    tokenizer.chat_template = ("{% if tools %}{{ '<|im_start|>system\ntool: ' + tools|map("
+                               "attribute='function.name')|join(', ') + '<|im_end|>\n' }}"
+                               "{% endif %}" + CHATML_TEMPLATE)
+    env = MagicToolsEnv(max_turns=2)
+    episode = token_rollout(model, tokenizer, env, env.source[0], max_turns=2,
+                            max_new_tokens=4, max_total_tokens=120)
+    assert "tool: look, submit" in tokenizer.decode(episode.prompt_ids)

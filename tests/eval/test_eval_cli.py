@@ -7,22 +7,13 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
-
 from eval_helpers import math_suite
-from rlvr_envs import cli
 from rlvr_envs.eval.store import ResultStore
 
 
-@pytest.fixture(scope="module")
-def rlvr():
-    if not any(group.name == "eval" for group in cli.app.registered_groups):
-        cli._attach_subcommands()
-    runner = CliRunner()
-
-    def invoke(*args: str):
-        return runner.invoke(cli.app, list(args), catch_exceptions=False)
-    return invoke
+@pytest.fixture
+def rlvr(rlvr_cli):
+    return rlvr_cli
 
 
 @pytest.fixture
@@ -47,7 +38,7 @@ def test_eval_two_policies_then_leaderboard(rlvr, suite_file, tmp_path):
         assert store.count_episodes("mathtest--null") == 20
 
     again = rlvr("eval", "-p", "gold", "--suite", suite_file, "--runs-dir", runs, "--quiet")
-    assert again.exit_code == 2 and "already exists" in again.output and "--resume" in again.output
+    assert again.exit_code == 1 and "already exists" in again.stderr and "--resume" in again.stderr
     resumed = rlvr("eval", "-p", "gold", "--suite", suite_file, "--runs-dir", runs, "--quiet",
                    "--resume")
     assert resumed.exit_code == 0 and "0 new episode(s)" in resumed.output
@@ -77,20 +68,22 @@ def test_named_run_and_overrides_are_recorded(rlvr, suite_file, tmp_path):
     (["--policy", "gold", "--suite", "no-such-suite"], "no suite 'no-such-suite'"),
     ([], "give at least one --policy"),
 ])
-def test_bad_invocations_exit_2_with_a_message(rlvr, suite_file, tmp_path, args, message):
+def test_bad_invocations_exit_non_zero_with_a_message(rlvr, suite_file, tmp_path, args, message):
     if "--suite" not in args:
         args = [*args, "--suite", suite_file]
     result = rlvr("eval", *args, "--runs-dir", str(tmp_path / "runs"), "--quiet")
-    assert result.exit_code == 2 and message in " ".join(result.output.split())
-    with ResultStore(tmp_path / "runs") as store:
-        assert store.list_runs() == []
+    assert result.exit_code in (1, 2) and message in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
+    assert not (tmp_path / "runs" / "results.sqlite").exists() or \
+        ResultStore(tmp_path / "runs").list_runs() == []
 
 
 def test_list_suites_and_missing_store(rlvr, tmp_path):
     listed = rlvr("eval", "--list-suites")
     assert listed.exit_code == 0 and "quick" in listed.output and "math" in listed.output
     missing = rlvr("leaderboard", "--runs-dir", str(tmp_path / "nothing"))
-    assert missing.exit_code == 2 and "no result store" in missing.output
+    assert missing.exit_code == 1 and "no result store" in missing.stderr
+    assert not (tmp_path / "nothing").exists()
 
 
 def test_eval_modules_do_not_import_torch():

@@ -16,7 +16,7 @@ from rlvr_envs import registry
 from rlvr_envs.agents.scripted import GoldPolicy, NullPolicy
 from rlvr_envs.eval.leaderboard import collect, to_markdown, write_leaderboard
 from rlvr_envs.eval.runner import EvalStopped, evaluate
-from rlvr_envs.eval.store import ResultStore
+from rlvr_envs.eval.store import ResultStore, StoreError
 from rlvr_envs.eval.suites import parse_suite
 
 TOY = "rlvr-test/ToyToolsBoard-v0"
@@ -176,7 +176,11 @@ def test_page_dom_after_scripts_in_plain_chromium(board):
     assert dom.count('class="chart passk"') == 3 and dom.count('class="chart lengths"') == 3
 
 
-def test_empty_store_gives_an_empty_page(tmp_path):
+def test_empty_store_gives_an_empty_page_and_a_missing_one_an_error(tmp_path):
+    with pytest.raises(StoreError, match="no result store"):
+        write_leaderboard(tmp_path)
+    assert not (tmp_path / "results.sqlite").exists()
+    ResultStore(tmp_path).close()
     md, html, boards = write_leaderboard(tmp_path)
     assert boards == [] and "No runs" in md.read_text() and 'id="empty"' in html.read_text()
     with ResultStore(tmp_path) as store:

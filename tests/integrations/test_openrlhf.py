@@ -108,3 +108,24 @@ def test_local_reward_func_file_as_openrlhf_loads_it():
     assert result["rewards"] == [1.0, 0.0] and result["scores"] == [1.0, 0.0]
     with pytest.raises(ValueError, match="cannot be scored"):
         module.reward_func(["x"], [""], [""])
+
+
+def test_numeric_labels_are_accepted(live_server):
+    """OpenRLHF datasets often carry numeric answers: `"labels": [42]` scores like "42"."""
+    queries = [PROMPT + "\\boxed{42}", PROMPT + "\\boxed{2.5}", PROMPT + "\\boxed{7}"]
+    reply = request_api_wrapper(f"{live_server}/score?token={TOKEN}", {
+        "query": queries, "prompts": [PROMPT] * 3, "labels": [42, 2.5, 8.0]})
+    assert reply["rewards"] == [1.0, 1.0, 0.0]
+    refused = requests.post(f"{live_server}/score?token={TOKEN}",
+                            json={"query": [PROMPT + "1"], "prompts": [PROMPT], "labels": [True]},
+                            timeout=30)
+    assert refused.status_code == 422 and "labels" in refused.text
+
+
+def test_numeric_label_text():
+    from rlvr_envs.integrations.openrlhf import numeric_label
+
+    assert [numeric_label(v) for v in (42, -3, 2.0, 0.25, 1e21)] == ["42", "-3", "2", "0.25",
+                                                                     "1000000000000000000000"]
+    with pytest.raises(ValueError, match="finite"):
+        numeric_label(float("nan"))

@@ -157,6 +157,50 @@ def test_session_request_errors(client):
     assert client.post("/step", json={"session_id": "nope"}).status_code == 422
 
 
+@pytest.mark.parametrize("raw, fragment", [
+    ('{"seed": NaN}', "finite number"),
+    ('{"seed": 1e400}', "finite number"),
+    ('{"seed": -1}', "greater than or equal to 0"),
+    ('{"env_kwargs": {"difficulty": 99}}', "levels must be ints"),
+    ('{"env_kwargs": {"nope": 1}}', "unknown keyword"),
+])
+def test_bad_reset_requests_get_422_never_500(client, raw, fragment):
+    reply = client.post("/reset", content=raw, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 422, reply.text
+    assert fragment in reply.text
+
+
+@pytest.mark.parametrize("env_kwargs", [5, [1], "abc", "[1]"])
+def test_label_env_kwargs_of_the_wrong_type_get_422_naming_the_label(client, env_kwargs):
+    label = json.dumps({"env": "rlvr/Arithmetic-v0", "env_kwargs": env_kwargs, "task": "42"})
+    reply = score(client, responses=["\\boxed{42}", "\\boxed{42}"], labels=["42", label])
+    assert reply.status_code == 422 and "label 1" in reply.json()["detail"]
+    assert "JSON object" in reply.json()["detail"]
+
+
+def test_lone_surrogates_in_completions_and_replies_do_not_break_encoding(client):
+    raw = ('{"responses": ["\\\\boxed{\\ud800}", "\\ud800 \\\\boxed{42}"], '
+           '"labels": ["42", "42"]}')
+    reply = client.post("/score", content=raw, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["rewards"] == [0.0, 1.0]
+    assert reply.json()["details"][0]["extracted_answer"] == "\ud800"  # escaped, round-trips
+    opened = client.post("/reset", json={"env": "rlvr/Arithmetic-v0", "seed": 1}).json()
+    step = client.post("/step", content=('{"session_id": "%s", "action": "\\\\boxed{\\ud800}"}'
+                                         % opened["session_id"]),
+                       headers={"Content-Type": "application/json"})
+    assert step.status_code == 200 and step.json()["reward"] == 0.0
+
+
+def test_bad_defaults_fail_at_start_not_on_every_request():
+    with pytest.raises(ValueError, match="levels must be ints"):
+        create_app(ServerConfig(env="rlvr/Math-v0", env_kwargs={"difficulty": 99}, workers=1))
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        ServerConfig(workers=0)
+    with pytest.raises(ValueError, match="item_timeout"):
+        ServerConfig(item_timeout=0)
+
+
 class RecordingRunner(ThreadEpisodeRunner):
     closed: ClassVar[list] = []
 

@@ -10,12 +10,26 @@ import warnings
 
 import pytest
 
-from rlvr_envs.sandbox import get_sandbox
 
 
 @pytest.fixture(scope="session")
-def local_sandbox():
-    box = get_sandbox("local")
+def repo_sandbox():
+    """The backend most repo tests run on: bubblewrap when it works here (CI installs it),
+    else plain local processes (what `sandbox="local-unsafe"` gives)."""
+    from rlvr_envs.sandbox.bwrap import bwrap_problem
+    from rlvr_envs.tasks.repo.scoring import make_sandbox
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        box = make_sandbox("bwrap" if bwrap_problem() is None else "local-unsafe")
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
+def unsafe_local_sandbox():
+    """Plain local processes: what repo tasks get only with sandbox="local-unsafe"."""
+    from rlvr_envs.sandbox.local import LocalSandbox
+    box = LocalSandbox()
     yield box
     box.close()
 
@@ -26,7 +40,8 @@ def isolated_sandbox():
     from rlvr_envs.sandbox.bwrap import bwrap_problem
     if bwrap_problem() is not None:
         pytest.skip(f"bubblewrap unavailable: {bwrap_problem()}")
-    box = get_sandbox("bwrap", hide_site_packages=False)
+    from rlvr_envs.tasks.repo.scoring import make_sandbox
+    box = make_sandbox("bwrap")
     yield box
     box.close()
 
@@ -50,9 +65,9 @@ def repo_docker_sandbox(docker_sandbox):
 
 
 @pytest.fixture
-def repo_env(local_sandbox):
+def repo_env(repo_sandbox):
     from rlvr_envs.tasks.repo.env import RepoEditEnv
-    env = RepoEditEnv("shipped", sandbox=local_sandbox, max_turns=8)
+    env = RepoEditEnv("shipped", sandbox=repo_sandbox, max_turns=8)
     yield env
     env.close()
 

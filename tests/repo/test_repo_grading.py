@@ -1,16 +1,34 @@
-"""Verdict rules: the report plugin's outcomes plus the real exit status; skipped, xfailed,
-deselected and missing tests are failures; protected paths."""
+"""Verdict rules: the report stream's outcomes plus the real exit status; skipped, xfailed,
+deselected and missing tests are failures; a forged or rewritten stream is tampering;
+protected paths."""
 
+import hashlib
+import hmac
 import json
 
 import pytest
 from rlvr_envs.tasks.repo.grading import is_protected
 
-from rlvr_envs.verify.repo import outcome_of, read_report
+from rlvr_envs.verify.repo import outcome_of, read_stream, verdict_of
+
+KEY = b"k" * 32
 
 
-def report(tests, exitstatus=0):
-    return json.dumps({"exitstatus": exitstatus, "tests": tests})
+def stream(tests, exitstatus=0, key=KEY, start=1):
+    """A report stream as the boot program writes it: one MAC'd, numbered line per phase."""
+    records = [{"id": t, "when": w, "outcome": o} for t, phases in tests.items()
+               for w, o in phases.items()]
+    if exitstatus is not None:
+        records.append({"exitstatus": exitstatus})
+    lines = []
+    for n, record in enumerate(records, start):
+        body = json.dumps({**record, "n": n}, sort_keys=True)
+        lines.append(body + "\t" + hmac.new(key, body.encode(), hashlib.sha256).hexdigest())
+    return "\n".join(lines) + "\n"
+
+
+def read_report(text, exit_code, ids, timed_out=False):
+    return verdict_of(read_stream(text, KEY), exit_code, ids, timed_out=timed_out)
 
 
 PASS = {"setup": "passed", "call": "passed", "teardown": "passed"}
@@ -34,14 +52,31 @@ def test_outcomes(phases, outcome):
 
 def test_all_pass_needs_exit_zero_and_every_required_id():
     ids = ["t.py::a", "t.py::b"]
-    assert read_report(report({i: PASS for i in ids}), 0, ids).all_passed
-    verdict = read_report(report({"t.py::a": PASS}), 0, ids)
+    assert read_report(stream({i: PASS for i in ids}), 0, ids).all_passed
+    verdict = read_report(stream({"t.py::a": PASS}), 0, ids)
     assert not verdict.all_passed and verdict.failed == {"t.py::b": "missing"}
-    assert read_report(report({i: PASS for i in ids}), 1, ids).reason == "exit_status_1"
-    assert read_report(report({i: PASS for i in ids}, exitstatus=1), 0, ids).reason != "correct"
-    assert read_report(None, 0, ids).reason == "no_report"
-    assert read_report("{garbage", 0, ids).reason == "bad_report"
-    assert read_report(report({i: PASS for i in ids}), None, ids, timed_out=True).reason == "timeout"
+    assert read_report(stream({i: PASS for i in ids}), 1, ids).reason == "exit_status_1"
+    assert read_report(stream({i: PASS for i in ids}, exitstatus=1), 0, ids).reason != "correct"
+    assert read_report("", 0, ids).reason == "no_report"
+    assert read_report(stream({i: PASS for i in ids}, exitstatus=None), 0, ids).reason == \
+        "no_report"
+    assert read_report(stream({i: PASS for i in ids}), None, ids, timed_out=True).reason == \
+        "timeout"
+
+
+def test_forged_rewritten_or_unnumbered_streams_are_tampering():
+    ids = ["t.py::a"]
+    failing = {"t.py::a": {"setup": "passed", "call": "failed", "teardown": "passed"}}
+    # a rewrite after the real verdict (an atexit hook re-emitting "passed") changes nothing
+    honest = stream(failing, exitstatus=None)
+    rewrite = stream({"t.py::a": PASS}, start=4)
+    assert read_report(honest + rewrite, 0, ids).failed == {"t.py::a": "failed"}
+    # lines without the run's key, or out of sequence, void the whole stream
+    forged = stream({"t.py::a": PASS}, key=b"x" * 32)
+    assert read_report(forged, 0, ids).reason == "tampered_report"
+    assert read_report(stream({"t.py::a": PASS}, start=2), 0, ids).reason == "tampered_report"
+    assert read_report("{garbage\n", 0, ids).reason == "tampered_report"
+    assert not read_report(stream({"t.py::a": PASS}) + "junk\tdeadbeef\n", 0, ids).all_passed
 
 
 @pytest.mark.parametrize("path, protected", [

@@ -115,3 +115,37 @@ def test_gym_make_and_rlvr_check_audit():
                check_env_id("rlvr/RepoEdit-v0", samples=1)}
     assert all(ok for ok, _ in results.values()), results
     assert {"gold agent scores 1", "null agent scores 0"} <= set(results)
+
+
+def test_gold_stays_out_of_info_until_the_episode_ends(repo_env, calc_task):
+    """Neither reset's nor a mid-episode step's info carries the gold patch or the hidden
+    tests; the closing step does; `env.gold(task)` answers whoever needs it."""
+    gold = calc_task.metadata["gold_patch"]
+    _, info = repo_env.reset(options={"task": calc_task.id})
+    leaks = [info["task"]]
+    _, _, _, _, info = repo_env.step(format_tool_call("bash", {"command": "true"}))
+    leaks.append(info["task"])
+    for record in leaks:
+        assert record["answer"] == "" and record["metadata"]["gold_hidden"] is True
+        assert not {"gold_patch", "test_patch", "setup_patch", "mutation"} & set(record["metadata"])
+        assert "precedence + 1" not in json.dumps(record)
+    assert repo_env.unwrapped.gold(calc_task.id) == calc_task.answer
+    assert repo_env.unwrapped.gold() == calc_task.answer
+    # a hidden record pins the same task, and grades with the whole of it
+    assert repo_env.unwrapped.resolve_task(leaks[0]) == calc_task
+    *_, info = repo_env.step(format_tool_call("submit", {}))
+    assert info["task"]["metadata"]["gold_patch"] == gold and "gold_hidden" not in info["task"]["metadata"]
+
+
+def test_single_turn_envs_hide_the_gold_on_request():
+    import rlvr_envs
+    for include, expect_hidden in ((True, False), (False, True)):
+        env = rlvr_envs.make("rlvr/Math-v0")
+        env.unwrapped.include_gold = include
+        _, info = env.reset(seed=0)
+        task = env.unwrapped.resolve_task(info["task"])
+        assert (info["task"]["answer"] == "") is expect_hidden
+        assert env.unwrapped.gold(info["task"]) == task.answer != ""
+        _, reward, *_ = env.step(env.unwrapped.scorer.gold_completion(task))
+        assert reward == 1.0
+        env.close()

@@ -8,8 +8,8 @@ import rlvr_envs
 from rlvr_envs.tasks.repo.scoring import RepoScorer
 
 
-def test_scorer_grades_patches(local_sandbox, calc_task):
-    scorer = RepoScorer(local_sandbox)
+def test_scorer_grades_patches(repo_sandbox, calc_task):
+    scorer = RepoScorer(repo_sandbox)
     gold = scorer.score(calc_task, scorer.gold_completion(calc_task))
     assert gold.reward == 1.0 and gold.correct and gold.breakdown == {"tests": 1.0}
     empty = scorer.score(calc_task, "")
@@ -36,3 +36,14 @@ def test_cli_import_swebench_and_usage_errors(tmp_path):
     result = runner.invoke(app, ["tasks", "import-swebench", str(records), "--repos",
                                  str(tmp_path), "--out", str(tmp_path / "o.jsonl")])
     assert result.exit_code != 0 and "missing" in str(result.exception)
+
+
+def test_plain_local_is_refused_unless_asked_for_as_unsafe():
+    import pytest
+    from rlvr_envs.tasks.repo.scoring import UnsafeLocalWarning, make_sandbox
+    with pytest.raises(ValueError, match="local-unsafe"):
+        make_sandbox("local")
+    with pytest.warns(UnsafeLocalWarning, match="gold patches"):
+        box = make_sandbox("local-unsafe")
+    assert box.name == "local"
+    box.close()

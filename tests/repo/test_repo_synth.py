@@ -64,18 +64,18 @@ def _fake_sdist(tmp_path):
     return archive
 
 
-def test_pipeline_builds_cached_tasks_that_pass_the_audit(tmp_path, monkeypatch, local_sandbox):
+def test_pipeline_builds_cached_tasks_that_pass_the_audit(tmp_path, monkeypatch, repo_sandbox):
     from rlvr_envs.tasks.repo.env import RepoEditEnv
     from rlvr_envs.tasks.repo.snapshot import cache_dir
     from rlvr_envs.tasks.repo.synth import build_package_tasks
 
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path / "cache"))
-    report = build_package_tasks("intervals", local_sandbox, max_tasks=2, max_tries=8,
+    report = build_package_tasks("intervals", repo_sandbox, max_tasks=2, max_tries=8,
                                  sdist=_fake_sdist(tmp_path))
     assert report.tests_passing == 9 and report.tried >= len(report.kept) >= 1
     assert (cache_dir() / "tasks" / "intervals.jsonl").is_file()
     assert (cache_dir() / "snapshots" / "intervals-0.1.0.tar.gz").is_file()
-    env = RepoEditEnv("cache", sandbox=local_sandbox)
+    env = RepoEditEnv("cache", sandbox=repo_sandbox)
     try:
         assert len(env.source) == len(report.kept)
         for task in env.source:
@@ -95,7 +95,7 @@ def test_pipeline_builds_cached_tasks_that_pass_the_audit(tmp_path, monkeypatch,
         env.close()
 
 
-def test_package_without_passing_tests_is_refused(tmp_path, local_sandbox):
+def test_package_without_passing_tests_is_refused(tmp_path, repo_sandbox):
     from rlvr_envs.tasks.repo.synth import SynthesisError, build_package_tasks
 
     archive = tmp_path / "broken-1.0.tar.gz"
@@ -106,4 +106,4 @@ def test_package_without_passing_tests_is_refused(tmp_path, local_sandbox):
             info.size = len(body)
             tar.addfile(info, io.BytesIO(body))
     with pytest.raises(SynthesisError, match="does not pass"):
-        build_package_tasks("broken", local_sandbox, sdist=archive, out_dir=tmp_path / "out")
+        build_package_tasks("broken", repo_sandbox, sdist=archive, out_dir=tmp_path / "out")

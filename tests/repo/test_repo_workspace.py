@@ -95,3 +95,26 @@ def test_collect_changes_sees_edits_additions_deletions(workspace, calc_task):
     changes = collect_changes(base, workspace)
     assert changes.deleted == {"minicalc/lexer.py"}
     assert set(changes.written) == {"minicalc/new.py", "README"}
+
+
+def test_base_tree_cache_verifies_evicts_and_cleans_up(shipped_tasks):
+    from rlvr_envs.tasks.repo.snapshot import BaseTreeCache
+    calc, other = shipped_tasks[0], next(t for t in shipped_tasks
+                                         if t.metadata["snapshot"] != shipped_tasks[0].metadata["snapshot"])
+    cache = BaseTreeCache()
+    cache.acquire()
+    tree = cache.base_tree(calc.metadata)
+    victim = next(p for p in sorted(tree.rglob("*.py")))
+    pristine = victim.read_bytes()
+    victim.write_text("planted = True\n")  # e.g. a background process of a local-unsafe run
+    (tree / "conftest.py").write_text("planted\n")
+    again = cache.base_tree(calc.metadata)
+    assert cache.rebuilt == 1 and victim.read_bytes() == pristine
+    assert not (again / "conftest.py").exists() or "planted" not in (again / "conftest.py").read_text()
+    # past the size cap, the least recently used tree goes
+    cache.max_bytes = 1
+    second = cache.base_tree(other.metadata)
+    assert second.is_dir() and not tree.exists()
+    root = cache.root
+    cache.release()
+    assert not root.exists()

@@ -156,3 +156,16 @@ def test_mode_tags():
     assert episode_mode("hybrid", {"thinking_mode": "off"}) == "off"
     assert episode_mode("hybrid", {}) == "hybrid"
     assert episode_mode("on", {"thinking_mode": "off"}) == "on"
+
+
+@pytest.mark.parametrize("max_length, cache", [(100, 20), (64, 64), (50, 1)])
+def test_soft_overlong_agrees_with_trl(max_length, cache):
+    """The env side cannot import trl (it brings torch); the formula is kept equal to TRL's."""
+    from trl.rewards import get_soft_overlong_punishment
+
+    trl_reward = get_soft_overlong_punishment(max_completion_len=max_length,
+                                              soft_punish_cache=cache)
+    lengths = list(range(0, max_length + 5))
+    theirs = trl_reward(completion_ids=[[1] * n for n in lengths])
+    ours = [soft_overlong_penalty(n, max_length, cache) for n in lengths]
+    assert ours == pytest.approx(theirs)

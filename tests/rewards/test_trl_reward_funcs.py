@@ -62,7 +62,7 @@ def test_kimi_through_trl_convention():
     assert out == pytest.approx([0.5, -0.5, 0.0, 0.0, 0.0, 0.0])
     warm = trl_kimi_length_reward(MathScorer(), warmup_steps=10)
     assert trl_call(warm, prompts, completions, ids, step=3, task=tasks)[0] == [0.0] * 6
-    with pytest.raises(ValueError, match="no 'task' column"):
+    with pytest.raises(ValueError, match="no 'task' or 'ground_truth' column"):
         trl_call(func, prompts, completions, ids)
     with pytest.raises(ValueError, match="needs correctness"):
         trl_kimi_length_reward()

@@ -120,3 +120,39 @@ def test_arithmetic_env_serves_only_arithmetic():
         assert info["task"]["metadata"]["generator"] == "arithmetic"
         _, reward, *_ = env.step(env.scorer.gold_completion(env.resolve_task(info["task"]["id"])))
         assert reward == 1.0
+
+
+TOWER = "\\boxed{9^{9^{9^{9}}}}"
+
+
+@pytest.mark.parametrize("on_timeout, reward", [("zero", 0.0), ("none", None)])
+def test_on_timeout_reaches_the_env_and_trl(on_timeout, reward):
+    import math
+
+    from rlvr_envs.integrations.ground_truth import encode_ground_truth
+    from rlvr_envs.integrations.trl import EnvReward
+    from rlvr_envs.verify.math.verifier import clear_caches
+
+    clear_caches()
+    env = gym.make("rlvr/Arithmetic-v0", timeout=0.5, on_timeout=on_timeout)
+    _, info = env.reset(seed=0)
+    _, got, _, _, step_info = env.step(TOWER)
+    assert step_info["verifier"] == "timeout" and step_info["correct"] is False
+    assert got == 0.0 if reward == 0.0 else math.isnan(got)
+    task = env.unwrapped.resolve_task(info["task"])
+    trl_reward = EnvReward("rlvr/Arithmetic-v0", {"timeout": 0.5}, on_timeout=on_timeout)
+    gold = env.unwrapped.scorer.gold_completion(task)
+    assert trl_reward([None, None], [TOWER, gold],
+                      ground_truth=[encode_ground_truth(task)] * 2) == [reward, 1.0]
+
+
+def test_math_score_batch_matches_score():
+    env = gym.make("rlvr/Math-v0", families=["fractions", "linear_system"]).unwrapped
+    tasks = [env.source.sample(env.np_random) for _ in range(6)]
+    completions = [env.scorer.gold_completion(t) for t in tasks[:3]] + ["\\boxed{(1, 2)}",
+                                                                       "\\boxed{0}", "none"]
+    batch = env.scorer.score_batch(tasks, completions)
+    assert batch == [env.scorer.score(t, c) for t, c in zip(tasks, completions)]
+    assert [s.correct for s in batch[:3]] == [True] * 3
+    with pytest.raises(ValueError, match="on_timeout"):
+        gym.make("rlvr/Math-v0", on_timeout="skip")

@@ -1,45 +1,54 @@
-"""Fast path for small LaTeX expressions and equations: evaluation at fixed sample points.
+"""Fast path for small LaTeX expressions and equations: exact proofs, never samples.
 
 A recursive-descent reader for a LaTeX subset (numbers, one-letter variables, + - * / ^,
 implicit products, \\frac, \\sqrt, \\pi, e, \\sin \\cos \\tan \\ln \\exp with a bracketed
-argument) turns an answer into a tree that is evaluated, never simplified:
+argument, factorials and binomials of integers) turns an answer into a tree; then:
 
-* expressions built from rationals, square roots and pi are evaluated exactly (as
-  `surd.Surd` numbers) at fixed rational points; equal values at every point decide
-  "equal", a different value decides "different";
-* anything else (e, trigonometric functions, roots of non-rationals) is evaluated in
-  floating point: a clear difference at a point decides "different"; agreement is left to
-  the symbolic path to confirm.
+* expressions built from rationals, variables, square roots of rationals and pi are
+  rational functions with `Surd` coefficients (`polynomial.py`), expanded exactly: two are
+  equal exactly when numerator x other denominator agree term by term. That is a proof
+  both ways (a polynomial identity, not agreement at chosen points);
+* equations are the same when their side-differences are proportional polynomials, and have
+  no common solution when they differ by a nonzero constant;
+* anything else (e, trigonometric functions, roots of variables) is only ever proved
+  different: evaluated at fixed points in interval arithmetic (mpmath.iv, outward rounding),
+  two answers differ when their enclosures are disjoint somewhere. Huge arguments
+  (sin(10^100 pi)) and cancellation give wide enclosures, so they never "prove" a difference.
 
-Any other input, or an evaluation that overflows, returns None: the symbolic path decides.
+Any other input returns None: the symbolic path decides.
 """
 
 from __future__ import annotations
 
-import cmath
 import math
 import re
 from fractions import Fraction
 
+from rlvr_envs.verify.math.polynomial import Poly, RationalFunction
 from rlvr_envs.verify.math.surd import NotExact, Surd
 
 _TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^(){}\[\]=!])", re.ASCII)
-_FUNCTIONS = {"\\sin": cmath.sin, "\\cos": cmath.cos, "\\tan": cmath.tan, "\\ln": cmath.log,
-              "\\exp": cmath.exp}
-_CONSTANTS = {"\\pi": math.pi, "e": math.e, "i": 1j}
+_FUNCTIONS = ("\\sin", "\\cos", "\\tan", "\\ln", "\\exp")
+_CONSTANTS = ("\\pi", "e", "i")
 _PRODUCT = {"*", "\\cdot", "\\times"}
 _MAX_TOKENS = 200
 _MAX_EXACT_BITS = 4096
-# Rational sample points (the k-th variable gets the k-th coordinate); fixed so verdicts
-# never depend on chance.
-_EXACT_POINTS = ((Fraction(7, 3), Fraction(11, 5), Fraction(13, 7), Fraction(17, 11)),
-                 (Fraction(-5, 4), Fraction(19, 6), Fraction(23, 9), Fraction(-3, 13)),
-                 (Fraction(29, 8), Fraction(-31, 10), Fraction(37, 12), Fraction(41, 15)))
-_CLOSE = 1e-9
+_MAX_VARIABLES = 4
+# Rational points (the k-th variable gets the k-th coordinate) where interval evaluation
+# looks for a proof of difference; fixed so verdicts never depend on chance.
+_POINTS = ((Fraction(7, 3), Fraction(11, 5), Fraction(13, 7), Fraction(17, 11)),
+           (Fraction(-5, 4), Fraction(19, 6), Fraction(23, 9), Fraction(-3, 13)),
+           (Fraction(29, 8), Fraction(-31, 10), Fraction(37, 12), Fraction(41, 15)))
+# Beyond this magnitude an exponent or an exp() argument is not evaluated in intervals.
+_MAX_EXPONENT = 1e5
 
 
 class _Unsupported(Exception):
     pass
+
+
+class _NoEnclosure(Exception):
+    """Interval evaluation cannot bound this value (complex, unbounded, too large)."""
 
 
 def _tokens(text: str) -> list[str]:
@@ -191,20 +200,21 @@ def _variables(node, found: set[str]) -> set[str]:
     return found
 
 
-def _exact(node, env: dict[str, Fraction]) -> Surd:
+def _exact(node) -> RationalFunction:
+    """The exact rational function of `node`; NotExact when it is not one."""
     kind = node[0]
     if kind == "num":
-        return Surd.rational(node[1])
+        return RationalFunction.constant(node[1])
     if kind == "var":
-        return Surd.rational(env[node[1]])
+        return RationalFunction.variable(node[1])
     if kind == "const":
         if node[1] != "\\pi":
             raise NotExact
-        return Surd.pi()
+        return RationalFunction.constant(Surd.pi())
     if kind == "neg":
-        return -_exact(node[1], env)
+        return -_exact(node[1])
     if kind in ("+", "-", "*", "/"):
-        a, b = _exact(node[1], env), _exact(node[2], env)
+        a, b = _exact(node[1]), _exact(node[2])
         if kind == "+":
             return a + b
         if kind == "-":
@@ -213,37 +223,45 @@ def _exact(node, env: dict[str, Fraction]) -> Surd:
             return a * b
         return a / b
     if kind == "^":
-        base, exponent = _exact(node[1], env), _exact(node[2], env).as_fraction()
-        if exponent is None:
-            raise NotExact
-        if exponent.denominator == 2:
-            base, exponent = base.sqrt(), exponent * 2
-        if exponent.denominator != 1:
-            raise NotExact
-        rational = base.as_fraction()
-        if rational is not None:
-            size = max(abs(rational.numerator), abs(rational.denominator), 2).bit_length()
-            if size * abs(exponent.numerator) > _MAX_EXACT_BITS:
-                raise NotExact
-            if rational == 0 and exponent < 0:
-                raise ZeroDivisionError
-            return Surd.rational(rational ** exponent.numerator)
-        return base.power(exponent.numerator)
+        return _exact_power(_exact(node[1]), _exact(node[2]))
     if kind == "sqrt":
-        return _exact(node[1], env).sqrt()
+        value = _exact(node[1]).as_fraction()
+        if value is None:
+            raise NotExact
+        return RationalFunction.constant(Surd.rational(value).sqrt())
     if kind == "fact":
-        return Surd.rational(_factorial(_exact(node[1], env).as_fraction()))
+        return RationalFunction.constant(_factorial(_exact(node[1]).as_fraction()))
     if kind == "binom":
-        n, k = _exact(node[1], env).as_fraction(), _exact(node[2], env).as_fraction()
-        return Surd.rational(math.comb(_small_natural(n), _small_natural(k)))
+        n, k = _exact(node[1]).as_fraction(), _exact(node[2]).as_fraction()
+        return RationalFunction.constant(math.comb(_small_natural(n), _small_natural(k)))
     raise NotExact
 
 
+def _exact_power(base: RationalFunction, exponent_rf: RationalFunction) -> RationalFunction:
+    exponent = exponent_rf.as_fraction()
+    if exponent is None:
+        raise NotExact
+    rational = base.as_fraction()
+    if exponent.denominator == 2:  # x^{3/2} = (sqrt x)^3, for a rational x >= 0
+        if rational is None or rational < 0:
+            raise NotExact
+        root = Surd.rational(rational).sqrt()
+        rational = root.as_fraction()
+        base, exponent = RationalFunction.constant(root), exponent * 2
+    if exponent.denominator != 1:
+        raise NotExact
+    power = exponent.numerator
+    if rational is not None:
+        size = max(abs(rational.numerator), abs(rational.denominator), 2).bit_length()
+        if size * abs(power) > _MAX_EXACT_BITS:
+            raise NotExact
+        if rational == 0 and power < 0:
+            raise ZeroDivisionError
+        return RationalFunction.constant(rational ** power)
+    return base.power(power)
+
+
 def _small_natural(value) -> int:
-    if isinstance(value, complex):
-        if abs(value.imag) > 1e-12 or abs(value.real - round(value.real)) > 1e-9:
-            raise ValueError("not an integer")
-        value = round(value.real)
     if value is None or value != int(value) or not 0 <= value <= 1000:
         raise ValueError("factorials and binomials are read for integers 0..1000")
     return int(value)
@@ -253,26 +271,33 @@ def _factorial(value) -> int:
     return math.factorial(_small_natural(value))
 
 
-def _approx(node, env: dict[str, complex]) -> complex:
+def _enclosure(node, env: dict[str, object]):
+    """An mpmath interval that surely holds the value of `node` at the point `env`."""
+    from mpmath import iv
+
     kind = node[0]
     if kind == "num":
-        return complex(node[1])
+        return iv.mpf(node[1].numerator) / node[1].denominator
     if kind == "var":
         return env[node[1]]
     if kind == "const":
-        return complex(_CONSTANTS[node[1]])
+        if node[1] == "i":
+            raise _NoEnclosure
+        return iv.pi if node[1] == "\\pi" else iv.e
     if kind == "neg":
-        return -_approx(node[1], env)
+        return -_enclosure(node[1], env)
+    if kind in ("fact", "binom"):  # integer arguments only: the exact value, enclosed
+        return iv.mpf(_exact(node).as_fraction())
     if kind == "sqrt":
-        return cmath.sqrt(_approx(node[1], env))
+        return iv.sqrt(_enclosure(node[1], env))
     if kind == "fn":
-        return _FUNCTIONS[node[1]](_approx(node[2], env))
-    if kind == "fact":
-        return complex(_factorial(_approx(node[1], env)))
-    if kind == "binom":
-        n, k = _approx(node[1], env), _approx(node[2], env)
-        return complex(math.comb(_small_natural(n), _small_natural(k)))
-    a, b = _approx(node[1], env), _approx(node[2], env)
+        arg = _enclosure(node[2], env)
+        if node[1] == "\\exp":
+            if abs(arg.b) > _MAX_EXPONENT or abs(arg.a) > _MAX_EXPONENT:
+                raise _NoEnclosure
+            return iv.exp(arg)
+        return {"\\sin": iv.sin, "\\cos": iv.cos, "\\tan": iv.tan, "\\ln": iv.log}[node[1]](arg)
+    a, b = _enclosure(node[1], env), _enclosure(node[2], env)
     if kind == "+":
         return a + b
     if kind == "-":
@@ -280,65 +305,81 @@ def _approx(node, env: dict[str, complex]) -> complex:
     if kind == "*":
         return a * b
     if kind == "/":
+        if b.a <= 0 <= b.b:
+            raise _NoEnclosure
         return a / b
-    if abs(b) > 1e4:
-        raise OverflowError
-    return a ** b
+    # a ^ b: an integer exponent works for any base; otherwise the base must be positive
+    if b.a == b.b and b.a == int(b.a) and abs(b.a) <= _MAX_EXPONENT:
+        return a ** int(b.a)
+    if a.a <= 0 or max(abs(b.a), abs(b.b)) > _MAX_EXPONENT:
+        raise _NoEnclosure
+    return iv.exp(b * iv.log(a))
 
 
-def _values(node, names: list[str]) -> list:
-    """Exact values at every sample point if the tree allows, else floating-point values."""
+def _finite(x) -> bool:
+    return all(math.isfinite(float(end)) for end in (x.a, x.b))
+
+
+def _proved_different(gold_node, answer_node, names: list[str]) -> bool:
+    """True when at one of the fixed points the two values have disjoint enclosures."""
+    from mpmath import iv
+
+    for point in _POINTS:
+        env = {n: iv.mpf(v.numerator) / v.denominator for n, v in zip(names, point)}
+        try:
+            g, a = _enclosure(gold_node, env), _enclosure(answer_node, env)
+        except Exception:  # noqa: BLE001, S112 - complex, unbounded, undefined: no proof here
+            continue
+        if _finite(g) and _finite(a) and (g.b < a.a or a.b < g.a):
+            return True
+    return False
+
+
+def _expressions_equal(gold_node, answer_node, names: list[str]) -> bool | None:
     try:
-        return [_exact(node, dict(zip(names, point))) for point in _EXACT_POINTS]
-    except (NotExact, KeyError):
+        return _exact(gold_node).same_as(_exact(answer_node))
+    except NotExact:
         pass
-    return [_approx(node, {n: complex(v) for n, v in zip(names, point)}) for point in _EXACT_POINTS]
+    return False if _proved_different(gold_node, answer_node, names) else None
 
 
-def _close(a: complex, b: complex) -> bool:
-    return abs(a - b) <= _CLOSE * max(1.0, abs(a), abs(b))
-
-
-def _compare(gold_node, answer_node, names: list[str]) -> bool | None:
-    g, a = _values(gold_node, names), _values(answer_node, names)
-    if all(isinstance(x, Surd) for x in g + a):
-        return g == a
-    g, a = [complex(x) for x in g], [complex(x) for x in a]
-    if not all(map(cmath.isfinite, g + a)):
+def _equations_equal(gold, answer) -> bool | None:
+    """Same equation when the side-differences are proportional polynomials; None unless
+    that, or a nonzero constant between them (no common solution), is proved exactly."""
+    try:
+        dg = _exact(("-", gold[1], gold[2]))
+        da = _exact(("-", answer[1], answer[2]))
+    except NotExact:
         return None
-    return False if not all(map(_close, g, a)) else None
+    if dg.den.constant_value() is None or da.den.constant_value() is None:
+        return None
+    p, q = dg.num, da.num
+    monomial = next((m for m in q.terms if m), None)
+    if monomial is None or monomial not in p.terms:
+        return None
+    scaled_p = p * Poly.constant(q.terms[monomial])
+    scaled_q = q * Poly.constant(p.terms[monomial])
+    if scaled_p == scaled_q:
+        return True
+    rest = (scaled_p - scaled_q).constant_value()
+    return False if rest is not None and rest.terms else None
 
 
 def algebra_equal(gold: str, answer: str) -> bool | None:
-    """True/False when evaluation decides it soundly, None when the symbolic path must."""
+    """True/False when it is proved (see the module docstring), None when the symbolic path
+    must decide."""
     g, a = parse_algebra(gold), parse_algebra(answer)
     if g is None or a is None or g[0] != a[0]:
         return None
     names = sorted(set().union(*(_variables(t, set()) for t in g[1:] + a[1:])))
-    if len(names) > len(_EXACT_POINTS[0]):
+    if len(names) > _MAX_VARIABLES:
         return None
     try:
         if g[0] == "expr":
-            return _compare(g[1], a[1], names)
-        # equations: same assigned variable -> compare right-hand sides
+            return _expressions_equal(g[1], a[1], names)
         if g[1][0] == "var" and g[1] == a[1] and g[1][1] not in _variables(g[2], set()) \
                 and g[1][1] not in _variables(a[2], set()):
-            return _compare(g[2], a[2], names)
-        # otherwise the same equation iff one side-difference is a constant multiple of the other
-        dg = _values(("-", g[1], g[2]), names)
-        da = _values(("-", a[1], a[2]), names)
-        dg = [x.as_fraction() if isinstance(x, Surd) else None for x in dg]
-        da = [x.as_fraction() if isinstance(x, Surd) else None for x in da]
-        if all(x is not None for x in dg + da) and all(dg) and all(da):
-            ratios = [x / y for x, y in zip(dg, da)]
-            if all(r == ratios[0] for r in ratios):
-                return True
-        if names and all(x is not None for x in dg + da) and da[0] != da[1]:
-            # gold = c * answer + k with k != 0: no common solution at all (over C)
-            c = (dg[0] - dg[1]) / (da[0] - da[1])
-            k = dg[0] - c * da[0]
-            if c and k and all(x - c * y == k for x, y in zip(dg, da)):
-                return False
-        return None
+            return _expressions_equal(g[2], a[2], names)  # y = ... against y = ...
+        return _equations_equal(g, a)
     except (ZeroDivisionError, OverflowError, ValueError, RecursionError):
         return None

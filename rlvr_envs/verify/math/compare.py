@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rlvr_envs.verify.math.algebra import algebra_equal
-from rlvr_envs.verify.math.fast import Assign, Num, leaf_equal, parse_leaf
+from rlvr_envs.verify.math.fast import Assign, Letter, leaf_equal, parse_leaf, relation_union
 from rlvr_envs.verify.math.normalize import clean, closing_brace, matching_brace, split_top_level
+from rlvr_envs.verify.math.notation import EMPTY_SET, canonical, choice_with_value, paired
 from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
 
 LeafEqual = Callable[[str, str], bool]
@@ -46,6 +47,8 @@ class Shape:
 def shape_of(s: str) -> Shape:
     if _THOUSANDS_WHOLE.match(s) and "," not in s[_THOUSANDS_WHOLE.match(s).end():]:
         return Shape("single", (s,), s)
+    if relation_union(s) is not None:  # "x < 2 or x > 3" is one set, not two answers
+        return Shape("single", (s,), s)
     parts = [p for p in split_top_level(s) if p]
     if len(parts) > 1:
         return Shape("list", tuple(parts), s)
@@ -68,7 +71,7 @@ def shape_of(s: str) -> Shape:
 
 @lru_cache(maxsize=4096)
 def gold_shape(gold: str) -> Shape:
-    return shape_of(clean(gold))
+    return shape_of(canonical(gold))
 
 
 _SINGLE_GROUP = re.compile(r"(\^|_|\\sqrt|\\frac\{[^{}]*\}|\\frac)\{([A-Za-z0-9])\}")
@@ -84,43 +87,56 @@ def _spelling(s: str) -> str:
         s = shorter
 
 
-_OPERATOR_COMMANDS = ("\\times", "\\cdot", "\\div", "\\bmod", "\\mod", "\\pmod")
-_SCIENTIFIC = re.compile(r"[+-]?\d+(?:\.\d+)?\s*(?:\\times|\\cdot|\*)\s*10\^\{?[+-]?\d+\}?")
+_OPERATOR_SPELLINGS = re.compile(r"\\times|\\cdot|\\ast|\\div|[*×·÷/]")
+_RESTATING = re.compile(r"[+*/^!=]|\\[a-zA-Z]|\S\s*-")
+_MATH_NOISE = re.compile(r"\$|\\\(|\\\)|\\\[|\\\]")
 
 
-def restates_an_operation(answer: str) -> bool:
-    """True when `answer` has a binary arithmetic operator outside any brackets, as in
-    "12 + 7 \\times 3" or "\\frac{3}{4} + \\frac{5}{6}". Such an answer to a numeric gold only
-    restates the question (copying the problem would otherwise earn the reward); single-term
-    forms such as 2^{10}, \\sqrt{25}, 5! or scientific notation are still compared by value."""
-    text = answer.strip()
-    if _SCIENTIFIC.fullmatch(text):
+def _operator_spelling(s: str) -> str:
+    return _spelling(_OPERATOR_SPELLINGS.sub(lambda m: "/" if m.group() in ("\\div", "÷", "/")
+                                             else "*", clean(_MATH_NOISE.sub(" ", s))))
+
+
+def restates_question(answer: str, question: str, gold: str) -> bool:
+    """True when `answer` copies an expression of the question instead of evaluating it
+    ("Compute $12 + 7 \\times 3$." answered `12 + 7 \\times 3`; "Simplify $\\sqrt{8}$." answered
+    `\\sqrt{8}`): the answer has an operator or a command, is not spelled as the gold, and its
+    spelling (spaces, braces of one character, \\left/\\right, \\times/\\cdot/* ignored) occurs in
+    the question. Closed forms such as `10^9+7` or `2^{10}-1` are compared by value otherwise."""
+    if not _RESTATING.search(answer):
         return False
-    depth, previous = 0, ""
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "{([":
-            depth += 1
-        elif ch in "})]":
-            depth -= 1
-        elif depth == 0:
-            if ch == "\\" and text.startswith(_OPERATOR_COMMANDS, i):
-                return True
-            if ch in "*/÷×·" or (ch in "+-" and previous and previous not in "+-*/=^_({[,"):
-                return True
-        if not ch.isspace():
-            previous = ch
-        i += 1
-    return False
+    spelled = _operator_spelling(answer)
+    if len(spelled) < 3 or spelled == _operator_spelling(gold):
+        return False
+    return spelled in _operator_spelling(question)
+
+
+def aligned(gold: str, answer: str) -> tuple[str, str, bool | None]:
+    """The notation rules that need both sides (docs/math.md): a verdict when one decides,
+    else the pair rewritten for comparison."""
+    gold, answer, decided = paired(gold, answer)
+    if decided is not None:
+        return gold, answer, decided
+    if (gold == EMPTY_SET) != (answer == EMPTY_SET):
+        return gold, answer, False
+    choice = choice_with_value(answer)
+    if choice is not None and choice_with_value(gold) is None:
+        letter = parse_leaf(gold)
+        if isinstance(letter, Letter):
+            return gold, answer, letter.letter == choice[0]
+        answer = choice[1]
+    return gold, answer, None
 
 
 def fast_equal(gold: str, answer: str) -> bool:
     if _spelling(gold) == _spelling(answer):
         return True
+    gold, answer, decided = aligned(gold, answer)
+    if decided is not None:
+        return decided
+    if _spelling(gold) == _spelling(answer):
+        return True
     g, a = parse_leaf(gold), parse_leaf(answer)
-    if isinstance(g, Num) and a is None and restates_an_operation(answer):
-        return False
     same = leaf_equal(g, a) if g is not None and a is not None else None
     if same is None:
         same = algebra_equal(gold, answer)
@@ -143,6 +159,12 @@ def _unordered(gold: tuple[str, ...], answer: tuple[str, ...], equal: LeafEqual)
     return True
 
 
+def _same_set(gold: tuple[str, ...], answer: tuple[str, ...], equal: LeafEqual) -> bool:
+    """Set equality, duplicates allowed on either side: {1, 1, 2} = {1, 2}."""
+    return all(any(equal(g, a) for a in answer) for g in gold) and \
+        all(any(equal(g, a) for g in gold) for a in answer)
+
+
 def _ordered(gold: tuple[str, ...], answer: tuple[str, ...], equal: LeafEqual) -> bool:
     return len(gold) == len(answer) and all(equal(g, a) for g, a in zip(gold, answer))
 
@@ -152,16 +174,21 @@ def _is_named(item: str) -> bool:
 
 
 def _shapes_equal(gold: Shape, answer: Shape, equal: LeafEqual) -> bool:
+    if EMPTY_SET in (gold.text, answer.text) and gold.kind != answer.kind:
+        return False  # {\emptyset} is a set with one element
     if gold.kind == "single":
         if answer.kind == "single" or (answer.kind in ("list", "set") and len(answer.items) == 1):
             return equal(gold.items[0], answer.items[0])
         return answer.kind == "bracket" and equal(gold.text, answer.text)
     if gold.kind in ("list", "set"):
-        if answer.kind == "bracket":
-            return False
         items = answer.items
-        if all(_is_named(g) for g in gold.items) and not any(_is_named(a) for a in items):
+        named = all(_is_named(g) for g in gold.items)
+        if answer.kind == "bracket":  # a=2, b=5 answered (2, 5)
+            return named and answer.brackets == "()" and _ordered(gold.items, items, equal)
+        if named and not any(_is_named(a) for a in items):
             return _ordered(gold.items, items, equal)
+        if "set" in (gold.kind, answer.kind):
+            return _same_set(gold.items, items, equal)
         return _unordered(gold.items, items, equal)
     # a bracketed gold: an interval, a point, a tuple
     if answer.kind == "bracket":

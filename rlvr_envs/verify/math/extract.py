@@ -1,9 +1,20 @@
-"""Where the final answer of a completion is: the answer section, then the answer inside it.
+"""The one reader of a completion's answer section: think blocks, boxes, answer tags, stated answers.
 
-The answer section is what follows the last `</think>` (a completion that opens `<think>`
-and never closes it has none). Inside it, in order: every `\\boxed{}` / `\\fbox{}`, else the
-`<answer>…</answer>` tags, else a GSM8K `#### x` line, else "the answer is x". With the
-"r1" format the answer must sit in `<answer>` tags (boxes inside them are read first).
+The verifier (`verify_math`), the format reward (`rewards.format`) and the hacking monitors
+(`rewards.monitors`) all read completions through this module, so they agree on where the
+reasoning ends and what the final answer is.
+
+* Sections: the answer section is what follows the **last** `</think>` (as the Qwen3 and
+  DeepSeek-R1 chat templates cut it); the reasoning is everything before it, after the first
+  `<think>`. A completion that opens `<think>` and never closes it has no answer section; one
+  without think tags is all answer; a `</think>` without `<think>` (the chat template opened the
+  block in the prompt) closes the reasoning that precedes it.
+* Inside a section, in order: every `\\boxed{}` / `\\fbox{}` (a box inside a box is read once,
+  through the outer one; a `\\boxed{` left open at the end is no answer), else the
+  `<answer>…</answer>` tags, else stated answers: the Minerva line "The final answer is $x$.
+  I hope it is correct.", GSM8K `#### x` lines, "the answer is x" sentences. Every stated
+  answer counts, so two `####` lines with different values are a hedge. With the "r1" format
+  the answer must sit in `<answer>` tags (boxes inside them are read first).
 """
 
 from __future__ import annotations
@@ -15,13 +26,29 @@ from rlvr_envs.verify.math.normalize import NestingError, clean, closing_brace
 from rlvr_envs.verify.math.verdict import HEDGED, MAX_ANSWER_CHARS, MAX_ANSWERS, NO_ANSWER, TOO_LONG
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
 _BARE_BOX_ARG = re.compile(r"\s*([^\s${}]+)")
-_OPEN_TAG, _CLOSE_TAG = "<answer>", "</answer>"
+_MINERVA_END = "I hope it is correct"
+_MINERVA = re.compile(r"final answer is[ \t]*([^\n]{1,%d}?)\.?[ \t]*I hope it is correct"
+                      % MAX_ANSWER_CHARS, re.IGNORECASE)
 _GSM8K = re.compile(r"####[ \t]*([^\n]*)")
 _ANSWER_IS = re.compile(
-    r"(?:final answer|the answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*)", re.IGNORECASE)
+    r"(?:final answer|the answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*?)(?=\.(?:\s|$)|\n|$)",
+    re.IGNORECASE)
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
+_PROSE = re.compile(r"(?:[A-Za-z]{2,}[,;:]?\s+){3}[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class Sections:
+    """A completion cut into its reasoning and its answer section (empty when the think block
+    never closes)."""
+
+    reasoning: str
+    answer: str
+    has_think_block: bool
+    closed: bool = True
 
 
 @dataclass(frozen=True)
@@ -32,26 +59,43 @@ class Extraction:
     reason: str | None = None
 
 
-class _Refused(Exception):
+class AnswerRefused(Exception):
+    """The answers of a section are refused before reading them: `reason` is HEDGED or TOO_LONG."""
+
     def __init__(self, reason: str):
+        super().__init__(reason)
         self.reason = reason
 
 
-def answer_section(completion: str) -> str | None:
+def split_reasoning(completion: str) -> Sections:
+    """The reasoning (first `<think>` to last `</think>`) and the answer section after it."""
     close = completion.rfind(THINK_CLOSE)
+    start = completion.find(THINK_OPEN)
     if close >= 0:
-        return completion[close + len(THINK_CLOSE):]
-    if THINK_OPEN in completion:
-        return None
-    return completion
+        begin = start + len(THINK_OPEN) if 0 <= start < close else 0
+        return Sections(completion[begin:close], completion[close + len(THINK_CLOSE):], True)
+    if start >= 0:
+        return Sections(completion[start + len(THINK_OPEN):], "", True, closed=False)
+    return Sections("", completion, False)
 
 
-def _boxes(text: str) -> list[str]:
-    found, resume = [], 0
-    matches = _BOX.finditer(text)
-    for count, m in enumerate(matches):
+def answer_section(completion: str) -> str | None:
+    """The text after the last `</think>`; None when a think block is opened and never closed."""
+    sections = split_reasoning(completion)
+    return sections.answer if sections.closed else None
+
+
+def boxes(text: str) -> list[str]:
+    """Contents of the `\\boxed{}` / `\\fbox{}` (and bare `\\boxed 5`) in `text`, in order.
+
+    Raises AnswerRefused when boxes are spammed (HEDGED) or one is over the answer cap or nests
+    too deep (TOO_LONG). A box that never closes is skipped, once: a second one is TOO_LONG, so
+    a hostile text never makes this scan it more than twice.
+    """
+    found, resume, stray_seen = [], 0, False
+    for count, m in enumerate(_BOX.finditer(text)):
         if count >= 4 * MAX_ANSWERS:
-            raise _Refused(HEDGED)
+            raise AnswerRefused(HEDGED)
         if m.start() < resume:
             continue
         j = m.end()
@@ -60,11 +104,16 @@ def _boxes(text: str) -> list[str]:
         if j < len(text) and text[j] == "{":
             try:
                 end = closing_brace(text, j, MAX_ANSWER_CHARS + 2)
+                if end < 0 and len(text) - j > MAX_ANSWER_CHARS + 1 and not stray_seen:
+                    stray_seen = True
+                    if closing_brace(text, j) >= 0:  # closes, but far beyond the cap
+                        raise AnswerRefused(TOO_LONG)
+                    continue  # a stray `\boxed{` never closed: no answer there
             except NestingError:
-                raise _Refused(TOO_LONG) from None
+                raise AnswerRefused(TOO_LONG) from None
             if end < 0:
                 if len(text) - j > MAX_ANSWER_CHARS + 1:
-                    raise _Refused(TOO_LONG)
+                    raise AnswerRefused(TOO_LONG)
                 continue  # a box left open at the end of the text: no answer there
             found.append(text[j + 1:end])
             resume = end + 1
@@ -76,50 +125,82 @@ def _boxes(text: str) -> list[str]:
     return found
 
 
+def answer_tags(section: str) -> list[str]:
+    """Contents of <answer>…</answer> pairs, scanned with str.find (linear on hostile input)."""
+    found, pos = [], 0
+    while True:
+        start = section.find(ANSWER_OPEN, pos)
+        if start < 0:
+            return found
+        end = section.find(ANSWER_CLOSE, start + len(ANSWER_OPEN))
+        if end < 0:
+            return found
+        found.append(section[start + len(ANSWER_OPEN):end])
+        if len(found) > MAX_ANSWERS:
+            raise AnswerRefused(HEDGED)
+        pos = end + len(ANSWER_CLOSE)
+
+
 def _sentence(line: str) -> str:
     line = line.strip().strip("*").strip()
     end = _SENTENCE_END.search(line)
     return line[:end.start()] if end else line
 
 
-def _inline(text: str) -> list[str]:
-    """Answers stated without tags: boxes, else `#### x`, else "the answer is x"."""
-    boxes = _boxes(text)
-    if boxes:
-        return boxes
-    gsm = _GSM8K.findall(text)
-    if gsm:
-        return [gsm[-1]]
-    stated = _ANSWER_IS.findall(text)
-    if stated:
-        return [_sentence(stated[-1])]
+def stated_answers(text: str) -> list[str]:
+    """Answers stated without tags: Minerva lines, else `#### x` lines, else "the answer is x"
+    sentences (those that go on as prose, "the answer: first we add...", are not answers)."""
+    patterns = ((_MINERVA, str.strip), (_GSM8K, str.strip), (_ANSWER_IS, _sentence))
+    for pattern, read in patterns[int(_MINERVA_END not in text):]:
+        found = [read(m.group(1)) for m in pattern.finditer(text)]
+        found = [a for a in found if a and not _PROSE.match(a)]
+        if found:
+            if len(found) > MAX_ANSWERS:
+                raise AnswerRefused(HEDGED)
+            return found
     return []
 
 
-def _answer_tags(section: str) -> list[str]:
-    """Contents of <answer>…</answer> pairs, scanned with str.find (linear on hostile input)."""
-    found, pos = [], 0
-    while True:
-        start = section.find(_OPEN_TAG, pos)
-        if start < 0:
-            return found
-        end = section.find(_CLOSE_TAG, start + len(_OPEN_TAG))
-        if end < 0:
-            return found
-        found.append(section[start + len(_OPEN_TAG):end])
-        if len(found) > MAX_ANSWERS:
-            raise _Refused(HEDGED)
-        pos = end + len(_CLOSE_TAG)
+def _inline(text: str) -> list[str]:
+    return boxes(text) or stated_answers(text)
 
 
-def _tagged(section: str) -> list[str] | None:
-    tags = _answer_tags(section)
-    if not tags:
-        return None
-    found = []
-    for content in tags:
-        found.extend(_inline(content) or [content])
-    return found
+def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
+    """The final answers of an answer section as written (uncleaned), in order.
+
+    "boxed": boxes, else answer tags, else stated answers. "r1": only inside answer tags.
+    Raises AnswerRefused.
+    """
+    tags = answer_tags(section)
+    tagged = [a for content in tags for a in (_inline(content) or [content])]
+    if answer_format == "r1":
+        return tagged
+    return boxes(section) or tagged or stated_answers(section)
+
+
+def read_answers(section: str, answer_format: str = "boxed") -> Extraction:
+    """The distinct cleaned final answers of an answer section, or why none is usable."""
+    try:
+        raw = raw_answers(section, answer_format)
+    except AnswerRefused as refused:
+        return Extraction(reason=refused.reason)
+    answers, seen = [], set()
+    for item in raw:
+        if len(item) > MAX_ANSWER_CHARS:
+            return Extraction(reason=TOO_LONG)
+        try:
+            text = clean(item)
+        except NestingError:
+            return Extraction(reason=TOO_LONG)
+        key = text.replace(" ", "")
+        if key and key not in seen:
+            seen.add(key)
+            answers.append(text)
+    if not answers:
+        return Extraction(reason=NO_ANSWER)
+    if len(answers) > MAX_ANSWERS:
+        return Extraction(reason=HEDGED)
+    return Extraction(answers=tuple(answers))
 
 
 def extract(completion: str, answer_format: str = "boxed") -> Extraction:
@@ -127,27 +208,4 @@ def extract(completion: str, answer_format: str = "boxed") -> Extraction:
     section = answer_section(completion)
     if section is None:
         return Extraction(reason=NO_ANSWER)
-    try:
-        if answer_format == "r1":
-            raw = _tagged(section) or []
-        else:
-            raw = _boxes(section) or _tagged(section) or _inline(section)
-        answers, seen = [], set()
-        for item in raw:
-            if len(item) > MAX_ANSWER_CHARS:
-                return Extraction(reason=TOO_LONG)
-            try:
-                text = clean(item)
-            except NestingError:
-                return Extraction(reason=TOO_LONG)
-            key = text.replace(" ", "")
-            if key and key not in seen:
-                seen.add(key)
-                answers.append(text)
-    except _Refused as refused:
-        return Extraction(reason=refused.reason)
-    if not answers:
-        return Extraction(reason=NO_ANSWER)
-    if len(answers) > MAX_ANSWERS:
-        return Extraction(reason=HEDGED)
-    return Extraction(answers=tuple(answers))
+    return read_answers(section, answer_format)

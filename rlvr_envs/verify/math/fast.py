@@ -78,6 +78,7 @@ class Assign:
 @dataclass(frozen=True)
 class Matrix:
     rows: tuple[tuple[Num, ...], ...]
+    determinant: bool = False  # written with vmatrix: a number, never equal to a matrix
 
 
 Value = Num | Inf | Letter | Text | Interval | Union | Rel | Assign | Matrix
@@ -105,7 +106,7 @@ _LETTER = re.compile(r"\(?([A-Za-z])\)?|([A-Za-z])\)", re.ASCII)
 _VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?", re.ASCII)
 _RELOP = re.compile(r"\\leqslant|\\geqslant|\\leq|\\geq|\\le|\\ge|\\neq|\\ne|<=|>=|!=|≤|≥|≠|<|>|=")
 _MATRIX = re.compile(
-    r"\\begin\{([pbBv]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}", re.DOTALL)
+    r"\\begin\{([pbBvV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}", re.DOTALL)
 _TEXT = re.compile(r"[^\W\d_][^\W_ '\-.]*(?:[ '\-][^\W_][^\W_'\-.]*)*\.?")
 
 # Words that turn a number into something else; never read as its unit.
@@ -250,6 +251,8 @@ def _interval(s: str) -> Interval | None:
 
 
 _CUP = re.compile(r"\\cup(?![a-zA-Z])")
+_CONJUNCTION = re.compile(r"(?<![A-Za-z\\])and(?![A-Za-z])|\\quad|\\land(?![a-zA-Z])")
+_ALTERNATIVE_OR = re.compile(r"(?<![A-Za-z\\])or(?![A-Za-z])|\\lor(?![a-zA-Z])")
 
 
 def _key(bound: Num | Inf):
@@ -287,7 +290,57 @@ def _union(s: str) -> Interval | Union | None:
     return merge_intervals(pieces)
 
 
+_ABS = re.compile(
+    r"\|\s*(?P<k>\d+(?:\.\d+)?)?\s*(?P<var>[A-Za-z])\s*(?:(?P<sign>[+-])\s*(?P<c>\d+(?:\.\d+)?))?\s*\|"
+    r"\s*(?P<op>\\leqslant|\\geqslant|\\leq|\\geq|\\le|\\ge|<=|>=|<|>)\s*(?P<r>.+)", re.ASCII)
+
+
+def _abs_relation(s: str) -> Value | None:
+    """|k x + c| < r (or <=, >, >=) as the interval or union of rays it means."""
+    m = _ABS.fullmatch(s)
+    if not m:
+        return None
+    radius = parse_number(m.group("r"))
+    if radius is None or radius.unit or radius.percent or radius.value <= 0:
+        return None
+    k = _fraction(m.group("k") or "1")
+    if k == 0:
+        return None
+    c = _fraction(m.group("c") or "0") * (-1 if m.group("sign") == "-" else 1)
+    center, half = -c / k, radius.value / k
+    low, high = Num(center - half), Num(center + half)
+    op = _RELATION_NAMES[m.group("op")]
+    if op in ("<", "<="):
+        return Rel(m.group("var"), Interval(low, high, op == "<", op == "<"))
+    return Union((Interval(Inf(-1), low, True, op == ">"), Interval(high, Inf(1), op == ">", True)))
+
+
+def relation_union(s: str) -> Interval | Union | None:
+    """A union of conditions on one variable joined by "or" (`x < 2 \\text{ or } x > 3`,
+    `x \\le -1 \\lor x \\ge 3`) as the set it means; None for anything else."""
+    pieces = split_top_level(s, "")
+    if len(pieces) < 2 or not _ALTERNATIVE_OR.search(s) or _CONJUNCTION.search(s):
+        return None
+    parts, names = [], set()
+    for piece in pieces:
+        value = _abs_relation(piece) or _relation(piece)
+        if isinstance(value, Rel) and value.interval is not None:
+            names.add(value.var)
+            parts.append(value.interval)
+        elif isinstance(value, Union):
+            names.add(_ABS.fullmatch(piece).group("var"))
+            parts.extend(value.parts)
+        else:
+            return None
+    if len(names) != 1:
+        return None
+    return merge_intervals(parts)
+
+
 def _relation(s: str) -> Value | None:
+    absolute = _abs_relation(s)
+    if absolute is not None:
+        return absolute
     ops = list(_RELOP.finditer(s))
     if not 1 <= len(ops) <= 2:
         return None
@@ -295,8 +348,10 @@ def _relation(s: str) -> Value | None:
              [s[ops[-1].end():]]
     pieces = [p.strip() for p in pieces]
     names = [_RELATION_NAMES[o.group()] for o in ops]
-    if len(ops) == 2:  # a < x <= b
+    if len(ops) == 2:  # a < x <= b, or b >= x > a
         low, var, high = pieces
+        if all(n in (">", ">=") for n in names):
+            low, high, names = high, low, [_RELATION_FLIP[names[1]], _RELATION_FLIP[names[0]]]
         if not _VAR.fullmatch(var) or names[0] not in ("<", "<=") or names[1] not in ("<", "<="):
             return None
         lo, hi = _bound(low), _bound(high)
@@ -336,7 +391,7 @@ def _matrix(s: str) -> Matrix | None:
         rows.append(tuple(cells))
     if not rows or len({len(r) for r in rows}) != 1:
         return None
-    return Matrix(tuple(rows))
+    return Matrix(tuple(rows), m.group(1) in ("vmatrix", "Vmatrix"))
 
 
 @lru_cache(maxsize=8192)
@@ -360,7 +415,7 @@ def parse_leaf(s: str) -> Value | None:
     if s.startswith("\\begin"):
         return _matrix(s)
     if _RELOP.search(s):
-        return _relation(s)
+        return relation_union(s) or _relation(s)
     if _TEXT.fullmatch(s):
         words = unicodedata.normalize("NFC", s).casefold().rstrip(".")
         words = re.sub(r"^(?:the|a|an) ", "", words)
@@ -371,11 +426,15 @@ def parse_leaf(s: str) -> Value | None:
 def _num_equal(gold: Num, answer: Num) -> bool:
     if gold.unit and answer.unit and gold.unit != answer.unit:
         return False
+    if (gold.percent and answer.unit) or (answer.percent and gold.unit):
+        return False  # a percent is not degrees, dollars or centimetres
     if gold.percent == answer.percent:
         return gold.value == answer.value
     if gold.percent:  # 25% is answered by 25, not by 0.25
         return answer.value == gold.value
-    return gold.value in (answer.value, answer.value / 100)
+    # a bare gold answered with a percent: the same magnitude (0.5 = 50%), or the percent's
+    # number when the gold is no fraction (12.5 = 12.5%); 0.5% is never 0.5
+    return gold.value == answer.value / 100 or (abs(gold.value) > 1 and gold.value == answer.value)
 
 
 def _bound_equal(a: Num | Inf, b: Num | Inf) -> bool:
@@ -440,7 +499,7 @@ def leaf_equal(gold: Value, answer: Value) -> bool | None:
     if isinstance(gold, Assign):
         return gold.var == answer.var and _num_equal(gold.value, answer.value)
     if isinstance(gold, Matrix):
-        return (len(gold.rows) == len(answer.rows) and len(gold.rows[0]) == len(answer.rows[0])
+        return (gold.determinant == answer.determinant and len(gold.rows) == len(answer.rows) and len(gold.rows[0]) == len(answer.rows[0])
                 and all(g.value == a.value for gr, ar in zip(gold.rows, answer.rows)
                         for g, a in zip(gr, ar)))
     return None

@@ -26,8 +26,14 @@ MAX_ANSWERS = 32
 
 @dataclass(frozen=True)
 class MathVerdict:
-    """`correct` is the reward decision; `reason` one of REASONS; `extracted` the final answer read."""
+    """`correct` is the reward decision (None: no decision, a timeout with on_timeout="none");
+    `reason` one of REASONS; `extracted` the final answer read."""
 
-    correct: bool
+    correct: bool | None
     reason: str
     extracted: str | None = None
+
+    @property
+    def reward(self) -> float | None:
+        """1.0, 0.0, or None when the verifier abstains (TRL leaves such a sample out)."""
+        return None if self.correct is None else float(self.correct)

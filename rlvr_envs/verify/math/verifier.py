@@ -1,19 +1,29 @@
-"""verify_math and check_gold: extraction, caps, hedge rules, fast path, then the deadline path."""
+"""verify_math, verify_batch and check_gold: extraction, caps, hedge rules, the verdict
+cache, the fast path, then the symbolic workers under a CPU budget."""
 
 from __future__ import annotations
 
 import logging
-import time
 import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from rlvr_envs.core.prompts import check_answer_format
-from rlvr_envs.verify.math import deadline
-from rlvr_envs.verify.math.compare import NeedsSymbolic, Shape, fast_equal, gold_shape, judge
+from rlvr_envs.verify.math import cache, deadline
+from rlvr_envs.verify.math.compare import (
+    NeedsSymbolic,
+    Shape,
+    fast_equal,
+    gold_shape,
+    judge,
+    restates_question,
+)
 from rlvr_envs.verify.math.deadline import WorkerError
 from rlvr_envs.verify.math.extract import extract
 from rlvr_envs.verify.math.fast import parse_leaf, qualifier_words
 from rlvr_envs.verify.math.normalize import NestingError, balanced, clean, nesting_depth
+from rlvr_envs.verify.math.notation import canonical
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
     ERROR,
@@ -74,9 +84,8 @@ def _checked_gold(gold: str) -> Shape:
     for part in shape.items if shape.kind != "single" else (shape.text,):
         if parse_leaf(part) is not None:
             continue
-        reply = deadline.pool().call({"op": "parse", "text": part},
-                                     time.monotonic() + GOLD_CHECK_TIMEOUT)
-        if reply is None:
+        reply = deadline.pool().call({"op": "parse", "text": part}, GOLD_CHECK_TIMEOUT)
+        if reply.get("timeout"):
             raise ValueError(f"gold answer {gold!r}: parsing {part!r} took over {GOLD_CHECK_TIMEOUT} s")
         if not reply.get("parses"):
             raise ValueError(f"gold answer {gold!r}: {part!r} does not parse as a math answer "
@@ -95,19 +104,37 @@ def _has_tricks(text: str) -> bool:
                for ch in unicodedata.normalize("NFC", text) if not ch.isascii())
 
 
-def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
-                timeout: float = 1.0,
-                max_completion_chars: int = MAX_COMPLETION_CHARS) -> MathVerdict:
-    """Whether the final answer of `completion` equals `gold`; returns within `timeout` s.
+ON_TIMEOUT = ("zero", "none")
 
-    Hostile completions get correct=False with the reason; a bad gold raises ValueError.
-    """
-    started = time.monotonic()
+
+@dataclass(frozen=True)
+class _Pending:
+    """A completion whose answer was read and checked; only the comparison is left."""
+
+    gold: str
+    answers: tuple[str, ...]
+    extracted: str
+
+
+def _check_options(answer_format: str, timeout: float, on_timeout: str,
+                   wall_timeout: float | None) -> None:
+    check_answer_format(answer_format)
+    if not isinstance(timeout, int | float) or not timeout > 0:
+        raise ValueError(f"timeout must be > 0 seconds (of CPU time), got {timeout!r}")
+    if on_timeout not in ON_TIMEOUT:
+        raise ValueError(f"on_timeout must be one of {ON_TIMEOUT}, got {on_timeout!r}")
+    if wall_timeout is not None and not wall_timeout > 0:
+        raise ValueError(f"wall_timeout must be > 0 seconds or None, got {wall_timeout!r}")
+
+
+def _read(completion: str, gold: str, answer_format: str, max_completion_chars: int,
+          question: str | None = None) -> MathVerdict | _Pending:
+    """The verdict when reading the answer already decides it, else what is left to compare
+    (the answers rewritten by the notation rules, `notation.canonical`)."""
     if not isinstance(completion, str):
         raise TypeError(f"completion must be a str, got {type(completion).__name__}")
-    check_answer_format(answer_format)
-    if not timeout > 0:
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if question is not None and not isinstance(question, str):
+        raise TypeError(f"question must be a str or None, got {type(question).__name__}")
     problem = _gold_problem(gold)
     if problem:
         raise ValueError(problem)
@@ -123,32 +150,135 @@ def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
         return MathVerdict(False, MISMATCH, extracted)
     if qualifier_words(extracted) - qualifier_words(gold):  # "42 is correct", "about 42"
         return MathVerdict(False, MISMATCH, extracted)
-    shape = gold_shape(gold)
+    if question is not None and any(restates_question(a, question, gold) for a in found.answers):
+        return MathVerdict(False, MISMATCH, extracted)
+    return _Pending(gold, tuple(canonical(a) for a in found.answers), extracted)
+
+
+def _fast_reason(pending: _Pending) -> str | None:
+    """The fast path's reason, or None when only the symbolic workers can tell."""
     try:
-        reason = judge(shape, found.answers, fast_equal)
-    except Exception as exc:  # noqa: BLE001 - NeedsSymbolic, or a fast-path bug: ask the workers
-        if not isinstance(exc, NeedsSymbolic):
-            log.warning("math verifier fast path failed on %r: %r", extracted[:200], exc)
+        return judge(gold_shape(pending.gold), pending.answers, fast_equal)
+    except NeedsSymbolic:
+        return None
+    except Exception as exc:  # noqa: BLE001 - a fast-path bug: ask the workers
+        log.warning("math verifier fast path failed on %r: %r", pending.extracted[:200], exc)
+        return None
+
+
+def _reason_from_reply(pending: _Pending, reply: dict, budget: float) -> str:
+    """The reason a worker's reply gives (cached when it is a property of the pair)."""
+    if reply.get("timeout"):
+        if reply.get("stuck") != "wall":  # over its CPU budget: the pair's own cost
+            cache.verdicts.put(pending.gold, pending.answers, TIMEOUT, budget)
+        return TIMEOUT
+    reason = reply.get("reason")
+    if reason not in MATH_REASONS:
+        log.warning("math verifier could not compare with gold %r: %s", pending.gold,
+                    reply.get("error"))
+        return ERROR
+    cache.verdicts.put(pending.gold, pending.answers, reason)
+    return reason
+
+
+def _verdict(pending: _Pending, reason: str, on_timeout: str) -> MathVerdict:
+    if reason == TIMEOUT and on_timeout == "none":
+        return MathVerdict(None, TIMEOUT, pending.extracted)
+    return MathVerdict(reason == CORRECT, reason, pending.extracted)
+
+
+def _known_reason(pending: _Pending, budget: float) -> str | None:
+    reason = cache.verdicts.get(pending.gold, pending.answers, budget)
+    if reason is None:
+        reason = _fast_reason(pending)
+        if reason is not None:
+            cache.verdicts.put(pending.gold, pending.answers, reason)
+    return reason
+
+
+def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
+                timeout: float = 1.0, on_timeout: str = "zero",
+                wall_timeout: float | None = None,
+                max_completion_chars: int = MAX_COMPLETION_CHARS,
+                question: str | None = None) -> MathVerdict:
+    """Whether the final answer of `completion` equals `gold`.
+
+    `timeout` is the CPU time (seconds) the symbolic comparison may use, so the verdict does
+    not depend on how busy the machine is; `wall_timeout` (default: 30 x timeout, at least
+    60 s) only ends a comparison that gets no CPU at all. On a timeout, `on_timeout="zero"`
+    gives `correct=False` and `"none"` gives `correct=None` (no reward: leave the sample out).
+    Hostile completions get correct=False with the reason; a bad gold raises ValueError.
+    With `question` (the problem text), an answer that copies one of its expressions instead
+    of evaluating it (`12 + 7 \\times 3` for "Compute $12 + 7 \\times 3$") is a mismatch.
+    """
+    _check_options(answer_format, timeout, on_timeout, wall_timeout)
+    pending = _read(completion, gold, answer_format, max_completion_chars, question)
+    if isinstance(pending, MathVerdict):
+        return pending
+    reason = _known_reason(pending, timeout)
+    if reason is None:
         try:
-            reply = deadline.pool().call({"op": "judge", "gold": gold, "answers": found.answers},
-                                         started + timeout)
+            reply = deadline.pool().call(
+                {"op": "judge", "gold": gold, "answers": list(pending.answers)}, timeout,
+                wall_timeout)
         except WorkerError as failure:
             log.warning("math verifier worker failed: %s", failure)
-            return MathVerdict(False, ERROR, extracted)
-        if reply is None:
-            return MathVerdict(False, TIMEOUT, extracted)
-        reason = reply.get("reason")
-        if reason not in MATH_REASONS:
-            log.warning("math verifier could not compare with gold %r: %s", gold, reply.get("error"))
-            return MathVerdict(False, ERROR, extracted)
-    return MathVerdict(reason == CORRECT, reason, extracted)
+            return MathVerdict(False, ERROR, pending.extracted)
+        reason = _reason_from_reply(pending, reply, timeout)
+    return _verdict(pending, reason, on_timeout)
+
+
+def verify_batch(completions: Sequence[str], golds: Sequence[str], *,
+                 answer_format: str = "boxed", timeout: float = 1.0, on_timeout: str = "zero",
+                 wall_timeout: float | None = None,
+                 max_completion_chars: int = MAX_COMPLETION_CHARS,
+                 questions: Sequence[str | None] | None = None) -> list[MathVerdict]:
+    """`verify_math` for many (completion, gold[, question]) triples, with the same verdicts.
+
+    Answers are read and the fast path runs here; the pairs left for the symbolic path (each
+    distinct pair once) go to the workers in one request per worker, so a batch pays the
+    inter-process cost once instead of once per completion.
+    """
+    if isinstance(completions, str) or isinstance(golds, str):
+        raise TypeError("verify_batch takes a sequence of completions and a sequence of golds "
+                        "(use verify_math for one pair)")
+    if len(completions) != len(golds):
+        raise ValueError(f"verify_batch needs one gold per completion: got {len(completions)} "
+                         f"completions and {len(golds)} golds")
+    if questions is None:
+        questions = [None] * len(golds)
+    elif isinstance(questions, str) or len(questions) != len(golds):
+        raise ValueError("verify_batch needs one question (or None) per completion, or "
+                         "questions=None")
+    _check_options(answer_format, timeout, on_timeout, wall_timeout)
+    read = [_read(c, g, answer_format, max_completion_chars, q)
+            for c, g, q in zip(completions, golds, questions)]
+    reasons: dict[tuple[str, tuple[str, ...]], str | None] = {}
+    for item in read:
+        if isinstance(item, _Pending) and (item.gold, item.answers) not in reasons:
+            reasons[(item.gold, item.answers)] = _known_reason(item, timeout)
+    todo = [key for key, reason in reasons.items() if reason is None]
+    if todo:
+        try:
+            replies = deadline.pool().call_many(
+                [{"gold": g, "answers": list(a)} for g, a in todo], timeout, wall_timeout)
+        except WorkerError as failure:
+            log.warning("math verifier worker failed: %s", failure)
+            replies = [{"error": str(failure)}] * len(todo)
+        for (gold, answers), reply in zip(todo, replies):
+            reasons[(gold, answers)] = _reason_from_reply(_Pending(gold, answers, ""), reply,
+                                                          timeout)
+    return [item if isinstance(item, MathVerdict)
+            else _verdict(item, reasons[(item.gold, item.answers)], on_timeout) for item in read]
 
 
 def clear_caches() -> None:
-    """Forget parsed golds and answers here and in the workers (for fair benchmarks)."""
+    """Forget cached verdicts, parsed golds and answers here and in the workers (for fair
+    benchmarks)."""
     parse_leaf.cache_clear()
     gold_shape.cache_clear()
     _checked_gold.cache_clear()
     _text_gold_problem.cache_clear()
+    cache.verdicts.clear()
     if deadline._pool is not None:
         deadline._pool.broadcast({"op": "clear"})

@@ -1,0 +1,199 @@
+"""Notation rules: spellings real models write, rewritten to one form before comparison.
+
+`canonical(text)` rewrites one answer (or gold) on its own: decorations (`\\color`,
+`\\textcolor`, `\\underline`, `\\hspace`, `\\mathbf`), the unicode minus, `√`, `π`, `∞`,
+`×`, `·`; the empty set (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`); set-builder notation
+on a condition (`\\{x \\mid x > 2\\}` -> `x > 2`); `x \\in S` -> `S`; `\\langle a, b\\rangle`
+and column vectors -> `(a, b)`; named tuples (`(a,b)=(2,5)` -> `a=2, b=5`); repeating
+decimals (`0.1\\overline{6}` -> `\\frac{1}{6}`); "1.5 million" -> `1500000`; base subscripts
+(`\\text{1011}_2`, `(1011)_2`, `1011_{2}` -> `1011_{2}`); `\\text{(B)}` -> `(B)`.
+
+`paired(gold, answer)` applies the rules that need both sides: scientific notation with `e`
+(`3.2e-5`, only when neither side uses the constant e), numbers in a base, and a multiple
+choice answer given with its value (`(B) 12`). The rules and their labelled cases are listed
+in docs/math.md.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+from rlvr_envs.verify.math.normalize import clean, matching_brace, split_top_level
+
+EMPTY_SET = "\\emptyset"
+
+_UNICODE = {"\u2212": "-", "\u2013": "-", "π": "\\pi ", "∞": "\\infty ", "×": "\\times ",
+            "·": "\\cdot ", "÷": "\\div ", "∅": EMPTY_SET, "⟨": "\\langle ", "⟩": "\\rangle ",
+            "∈": "\\in ", "∪": "\\cup ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne "}
+_ROOT = re.compile(r"√\s*(\{[^{}]*\}|\([^()]*\)|\d+(?:\.\d+)?|\\?[A-Za-z]+)")
+# Commands dropped with their first argument (a colour name, a length).
+_DROP_WITH_ARG = re.compile(
+    r"\\(?:color|textcolor|hspace\*?|vspace\*?|mspace|kern|phantom|hphantom|vphantom)\s*\{[^{}]*\}")
+# Commands dropped, their argument kept.
+_DROP_KEEP_ARG = re.compile(r"\\(?:underline|mathbf|boldsymbol|bm)(?![a-zA-Z])")
+_EMPTY = re.compile(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|\\O(?![a-zA-Z])|\\empty(?![a-zA-Z])")
+_BARS = re.compile(r"\\[lr]?vert(?![a-zA-Z])|\\[lr]Vert(?![a-zA-Z])")
+_MEMBER = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*\\in\s+(?=\S)|^[A-Za-z](?:_\{?\w+\}?)?\s*\\in(?=[\\({\[])")
+_BUILDER = re.compile(
+    r"^\\\{\s*([A-Za-z])\s*(?:\\in\s*\\mathbb\{?R\}?\s*)?(?:\\mid|\||:|\\colon)\s*(.+?)\s*\\\}$")
+_LANGLE = re.compile(r"^\\langle\s*(.*?)\s*\\rangle$")
+_COLUMN = re.compile(r"^\\begin\{([pb]matrix)\}(.*)\\end\{\1\}$", re.DOTALL)
+_REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\s*(?:\{\s*(\d+)\s*\}|(\d))")
+_SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+_SCALED = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(?:\\(?:text|mathrm|mbox)\s*\{\s*(thousand|million|billion|trillion)\s*\}"
+    r"|(thousand|million|billion|trillion)(?![a-zA-Z]))")
+_TEXT_BASE = re.compile(r"\\(?:text|mathrm|mbox)\s*\{\s*([0-9A-Z]+)\s*\}\s*_|\(([0-9A-Z]+)\)\s*_")
+_BASE = re.compile(r"([0-9A-Z]+)\s*_\s*(?:\{\s*(\d{1,2})\s*\}|(\d))")
+_CHOICE_TEXT = re.compile(r"\\(?:text|textbf|textrm|mathrm|mathbf)\s*\{\s*(\([A-Ea-e]\))\s*\}")
+_NAMED_TUPLE = re.compile(r"^\(([^()=]*)\)\s*=\s*(\(.*\))$")
+_VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?")
+_SCIENTIFIC_E = re.compile(r"([+-]?\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})")
+_E_CONSTANT = re.compile(r"(?<![\\a-zA-Z])e(?![a-zA-Z])")
+_ANOTHER_CHOICE = re.compile(r"\(\s*[A-Ea-e]\s*\)|^[A-Ea-e]$")
+_CHOICE_VALUE = re.compile(r"^\(?([A-Ea-e])\)\s*[:.]?\s*(\S.*)$")
+
+
+def _root(m: re.Match) -> str:
+    arg = m.group(1)
+    if arg[0] in "{(":
+        arg = arg[1:-1]
+    return "\\sqrt{" + arg + "}"
+
+
+def _repeating(m: re.Match) -> str:
+    whole, fixed, cycle = m.group(1) or "0", m.group(2), m.group(3) or m.group(4)
+    value = (Fraction(int(whole)) + Fraction(int(fixed + cycle) - int(fixed or "0"),
+                                             10 ** len(fixed) * (10 ** len(cycle) - 1)))
+    return f"\\frac{{{value.numerator}}}{{{value.denominator}}}" if value.denominator != 1 \
+        else str(value.numerator)
+
+
+def _scaled(m: re.Match) -> str:
+    word = m.group(2) or m.group(3)
+    value = Decimal(m.group(1)).scaleb(_SCALE_WORDS[word])
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _strip_outer_braces(s: str) -> str:
+    while len(s) > 1 and s[0] == "{" and matching_brace(s, 0) == len(s) - 1:
+        s = s[1:-1].strip()
+    return s
+
+
+def _column(s: str) -> str | None:
+    m = _COLUMN.match(s)
+    if not m or "&" in m.group(2):
+        return None
+    rows = [r.strip() for r in re.split(r"\\\\", m.group(2)) if r.strip()]
+    return "(" + ", ".join(rows) + ")" if len(rows) >= 2 else None
+
+
+def _named_tuple(s: str) -> str | None:
+    m = _NAMED_TUPLE.match(s)
+    if not m or matching_brace(m.group(2), 0) != len(m.group(2)) - 1:
+        return None
+    names = split_top_level(m.group(1), ",")
+    values = split_top_level(m.group(2)[1:-1], ",")
+    if len(names) < 2 or len(names) != len(values) or not all(values) \
+            or not all(_VAR.fullmatch(n) for n in names):
+        return None
+    return ", ".join(f"{n}={v}" for n, v in zip(names, values))
+
+
+def canonical(text: str) -> str:
+    """`text` with the single-sided notation rules applied (see the module docstring)."""
+    s = text
+    for char, latex in _UNICODE.items():
+        if char in s:
+            s = s.replace(char, latex)
+    if "√" in s:
+        s = _ROOT.sub(_root, s)
+    s = _DROP_WITH_ARG.sub("", s)
+    s = _DROP_KEEP_ARG.sub("", s)
+    s = _EMPTY.sub(lambda _: EMPTY_SET, s)
+    s = _BARS.sub("|", s)
+    s = _CHOICE_TEXT.sub(r"\1", s)
+    if "\\overline" in s:
+        s = _REPEATING.sub(_repeating, s)
+    s = _SCALED.sub(_scaled, s)
+    s = _TEXT_BASE.sub(lambda m: (m.group(1) or m.group(2)) + "_", s)
+    s = _BASE.sub(lambda m: f"{m.group(1)}_{{{m.group(2) or m.group(3)}}}", s)
+    s = clean(_strip_outer_braces(clean(s)))
+    s = _MEMBER.sub("", s)
+    m = _LANGLE.match(s)
+    if m:
+        s = "(" + m.group(1) + ")"
+    m = _BUILDER.match(s)
+    if m and m.group(1) in m.group(2):
+        s = m.group(2)
+    s = _column(s) or _named_tuple(s) or s
+    return s
+
+
+def base_number(s: str) -> tuple[str, int] | None:
+    """(digits, base) for a number written with a base subscript (`1011_{2}`), else None."""
+    m = _BASE.fullmatch(s.strip())
+    if not m:
+        return None
+    digits, base = m.group(1), int(m.group(2) or m.group(3))
+    if not 2 <= base <= 36 or not any(ch.isdigit() for ch in digits):
+        return None
+    try:
+        int(digits, base)
+    except ValueError:
+        return None
+    return digits, base
+
+
+def _base_verdict(gold: str, answer: str) -> bool | None:
+    g, a = base_number(gold), base_number(answer)
+    if g is None and a is None:
+        return None
+    if g is not None and a is not None:  # the base asked for, and the same number
+        return g[1] == a[1] and int(g[0], g[1]) == int(a[0], a[1])
+    if g is not None:  # the gold's base: the answer's digits, subscript dropped, in that base
+        if not re.fullmatch(r"[0-9A-Z]+", answer.strip()):
+            return False
+        try:
+            return int(answer.strip(), g[1]) == int(g[0], g[1])
+        except ValueError:
+            return False
+    # a decimal gold: only a base-10 subscript keeps the value; another base restates the question
+    if a[1] != 10 or not re.fullmatch(r"-?\d+", gold.strip()):
+        return False
+    return int(a[0]) == int(gold.strip())
+
+
+def _scientific(text: str) -> str:
+    m = _SCIENTIFIC_E.fullmatch(text.strip())
+    if not m:
+        return text
+    try:
+        return format(Decimal(m.group(1)).scaleb(int(m.group(2))), "f")
+    except InvalidOperation:
+        return text
+
+
+def paired(gold: str, answer: str) -> tuple[str, str, bool | None]:
+    """(gold, answer) rewritten by the two-sided rules, and a verdict when a rule decides."""
+    verdict = _base_verdict(gold, answer)
+    if verdict is not None:
+        return gold, answer, verdict
+    gold_e, answer_e = _E_CONSTANT.search(gold), _E_CONSTANT.search(answer)
+    if not gold_e:
+        answer = _scientific(answer)
+    if not answer_e:
+        gold = _scientific(gold)
+    return gold, answer, None
+
+
+def choice_with_value(answer: str) -> tuple[str, str] | None:
+    """(letter, value) for a multiple-choice answer given with its value: `(B) 12`."""
+    m = _CHOICE_VALUE.match(answer.strip())
+    if not m or _ANOTHER_CHOICE.search(m.group(2)):  # "(A) (B) (C)" lists options: no value
+        return None
+    return m.group(1).upper(), m.group(2).strip()

@@ -1,0 +1,129 @@
+"""reasoning-gym's generators under our contract: strict scoring, curated ids, the audit."""
+
+from __future__ import annotations
+
+import pickle
+
+import gymnasium as gym
+import pytest
+
+import rlvr_envs  # noqa: F401  (registers the ids)
+from rlvr_envs.tasks.reasoning.audit import audit_generator
+from rlvr_envs.tasks.reasoning.envs import CURATED
+from rlvr_envs.tasks.reasoning.scoring import STRICT_OWN_SCORERS, ReasoningGymScorer, load_audit
+from rlvr_envs.tasks.reasoning.source import entry_for
+
+
+def answer(text: str, think: str = "working") -> str:
+    return f"<think>{think}</think><answer>{text}</answer>"
+
+
+def chain_sum_task():
+    env = gym.make("rlvr/RG-ChainSum-v0", difficulty=2)
+    _, info = env.reset(seed=5)
+    return env, info["task"]
+
+
+def test_gold_scores_one_and_padding_hedging_and_reasoning_score_zero():
+    env, task = chain_sum_task()
+    gold = task["answer"]
+    dataset, entry = entry_for("chain_sum", task["metadata"]["rg_seed"],
+                               task["metadata"]["rg_level"])
+    # reasoning-gym's own scorer pays for padding; ours must not
+    assert 0 < dataset.score_answer(f"{gold} 7", entry) < 1
+    cases = {answer(gold): 1.0, answer(f"{gold} 7"): 0.0, answer(f"x {gold}"): 0.0,
+             answer(gold) + answer(str(int(gold) + 1)): 0.0,  # two different answers: a hedge
+             answer(gold) + answer(gold): 1.0,  # the same answer twice is one answer
+             f"<think><answer>{gold}</answer></think>": 0.0,  # only inside the reasoning
+             f"<think>{gold}": 0.0, "": 0.0}
+    for completion, expected in cases.items():
+        env.reset(seed=5)
+        _, reward, *_, info = env.step(completion)
+        assert reward == expected, (completion, info["verifier"])
+
+
+def test_several_valid_answers_through_a_strict_own_scorer():
+    assert "puzzle24" in STRICT_OWN_SCORERS
+    env = gym.make("rlvr/RG-Puzzle24-v0", difficulty=1)
+    _, info = env.reset(seed=3)
+    dataset, entry = entry_for("puzzle24", info["task"]["metadata"]["rg_seed"], 1)
+    numbers = entry["metadata"]["numbers"]
+    assert sorted(numbers) == [1, 2, 3, 4]  # this seed's numbers
+    assert info["task"]["answer"].replace(" ", "") != "(1+2+3)*4"
+    _, reward, *_ = env.step(answer("(1+2+3)*4"))  # another valid expression than the gold
+    assert reward == 1.0
+    env.reset(seed=3)
+    _, reward, *_ = env.step(answer("4*3*2"))  # 24, but does not use every number
+    assert reward == 0.0
+
+
+def test_a_lax_own_scorer_is_never_used():
+    audit = load_audit()
+    assert audit["sokoban"]["own_scorer_strict"] is False or not audit["sokoban"]["passes"]
+    assert "sokoban" not in STRICT_OWN_SCORERS and "gsm_symbolic" not in STRICT_OWN_SCORERS
+
+
+def test_multiline_answers_keep_their_lines():
+    scorer = ReasoningGymScorer()
+    from rlvr_envs.core.task import Task
+
+    task = Task(prompt="grid", answer="1 2\n3 4", family="reasoning")
+    assert scorer.score(task, answer("\n 1  2\n3 4 \n")).reward == 1.0
+    assert scorer.score(task, answer("1 2 3 4")).reward == 0.0
+
+
+def test_same_seed_same_task_and_source_id_regenerates():
+    env = gym.make("rlvr/ReasoningGym-v0", dataset="word_sorting")
+    a = env.reset(seed=11)[1]["task"]
+    b = env.reset(seed=11)[1]["task"]
+    assert a == b
+    assert a["source_id"].startswith("word_sorting/L")
+    pinned = env.reset(options={"task": a["source_id"]})[1]["task"]
+    assert (pinned["prompt"], pinned["answer"]) == (a["prompt"], a["answer"])
+    assert pinned["difficulty"]["level"] == a["metadata"]["rg_level"]
+
+
+def test_levels_come_from_the_generators_curriculum():
+    env = gym.make("rlvr/ReasoningGym-v0", dataset="chain_sum", difficulty=[1, 4])
+    levels = {env.reset(seed=s)[1]["task"]["difficulty"]["level"] for s in range(12)}
+    assert levels == {1, 4}
+    with pytest.raises(ValueError, match="levels 1..11"):
+        gym.make("rlvr/ReasoningGym-v0", dataset="chain_sum", difficulty=40)
+
+
+def test_config_overrides_and_bad_input():
+    env = gym.make("rlvr/ReasoningGym-v0", dataset="chain_sum",
+                   config={"min_terms": 5, "max_terms": 5})
+    task = env.reset(seed=1)[1]["task"]
+    assert task["prompt"].count("+") + task["prompt"].count("-") >= 4
+    with pytest.raises(ValueError, match="close matches"):
+        gym.make("rlvr/ReasoningGym-v0", dataset="chain_sums")
+    with pytest.raises(ValueError, match="refused its config"):
+        gym.make("rlvr/ReasoningGym-v0", dataset="chain_sum", config={"no_such_field": 1})
+    with pytest.raises(TypeError, match="config must be a dict"):
+        gym.make("rlvr/ReasoningGym-v0", dataset="chain_sum", config=[1])
+
+
+def test_every_curated_generator_passed_the_shipped_audit():
+    audit = load_audit()
+    assert len(CURATED) >= 20
+    failed = {name: audit.get(name) for name in CURATED if not audit.get(name, {}).get("passes")}
+    assert not failed
+    assert sum(r["passes"] for r in audit.values()) >= 80
+
+
+def test_the_audit_catches_a_scorer_that_pays_for_padding(monkeypatch):
+    result = audit_generator("gcd", seeds_per_level=1)
+    assert result["passes"] and result["wrong_zero"] == result["wrong_total"] > 0
+    import rlvr_envs.tasks.reasoning.scoring as scoring
+
+    monkeypatch.setattr(scoring, "normalise", lambda text: text.split()[0] if text.split() else "")
+    assert not audit_generator("gcd", seeds_per_level=1)["passes"]
+
+
+def test_scorer_pickles():
+    env, task = chain_sum_task()
+    scorer = pickle.loads(pickle.dumps(env.unwrapped.scorer))
+    from rlvr_envs.core.task import Task
+
+    assert scorer.score(Task.from_dict(task), answer(task["answer"])).reward == 1.0
