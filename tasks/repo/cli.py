@@ -44,6 +44,9 @@ def build_repo(package: List[str] = typer.Option([], "--package", "-p",
                                           "the relevant test files of a slow suite)"),
                combine: int = typer.Option(0, help="also build up to N multi-hunk tasks per "
                                                    "package by combining 2-3 kept bugs"),
+               package_env: bool = typer.Option(False, help="build each package in its own "
+                                                            "environment (--sandbox docker | "
+                                                            "bwrap): what the pack is graded in"),
                ship: bool = typer.Option(False, help="write into the package's shipped data "
                                                      "(tasks/repo/data) instead of the cache"),
                ) -> None:
@@ -66,6 +69,10 @@ def build_repo(package: List[str] = typer.Option([], "--package", "-p",
     failed = new_tasks = 0
     started = time.monotonic()
     for name in package:
+        if package_env:
+            from rlvr_envs.tasks.repo.environments import package_sandbox
+            box.close()
+            box = package_sandbox(name, sandbox)
         try:
             report = build_package_tasks(name, box, max_tasks=max_tasks, max_tries=max_tries,
                                          seed=seed, out_dir=out_dir, location_prefix=prefix,
@@ -118,7 +125,11 @@ def pack_command(source: Path = typer.Option(..., "--from",
                  held_out: List[str] = typer.Option([], "--held-out",
                                                     help="package(s) of the test split"),
                  exclude: List[str] = typer.Option([], "--exclude",
-                                                   help="package(s) left out")) -> None:
+                                                   help="package(s) left out"),
+                 only: List[str] = typer.Option([], "--only", help="only these package(s)"),
+                 package_env: Optional[str] = typer.Option(
+                     None, help="docker | bwrap: keep only the required tests that pass in "
+                                "each package's environment (tasks built elsewhere)")) -> None:
     """Gather built tasks into a pack: one snapshot per package version, tasks gzipped,
     splits by repository (held-out packages are the test split)."""
     from rlvr_envs.tasks.repo.pack import write_pack
@@ -126,7 +137,14 @@ def pack_command(source: Path = typer.Option(..., "--from",
 
     tasks = []
     for path in sorted((source / "tasks").glob("*.jsonl")):
-        tasks += [t for t in read_tasks(path) if t.metadata["repo"] not in exclude]
+        tasks += [t for t in read_tasks(path) if t.metadata["repo"] not in exclude
+                  and (not only or t.metadata["repo"] in only)]
+    if package_env:
+        from rlvr_envs.tasks.repo.environments import package_sandbox
+        from rlvr_envs.tasks.repo.reconcile import restrict_to_environment
+        os.environ["RLVR_CACHE_DIR"] = str(source.parent)  # cache: snapshots of the build
+        tasks, _ = restrict_to_environment(tasks, lambda repo: package_sandbox(repo, package_env),
+                                           progress=console.print)
     manifest = write_pack(tasks, out, name=name, held_out=held_out, build_dir=source)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     console.print(f"{manifest['tasks']} tasks from {len(manifest['packages'])} packages "

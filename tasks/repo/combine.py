@@ -93,7 +93,7 @@ def build_combined_tasks(report, sandbox, *, out_dir: Path | None = None, max_ta
         scratch = Path(scratch_name)
         pristine = scratch / "pristine"
         pristine.mkdir()
-        materialise_snapshot(str(first["snapshot"]), pristine)
+        materialise_snapshot(str(report.snapshot_file or first["snapshot"]), pristine)
         for parts in pick_combinations(singles, 3 * max_tasks, rng):
             if len(done) + out.new >= max_tasks:
                 break

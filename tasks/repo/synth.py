@@ -64,6 +64,8 @@ class SynthesisReport:
     rejected: dict[str, int] = field(default_factory=dict)
     #: tasks verified by this run (the rest of `kept` came from the journal)
     new: int = 0
+    #: the package's pristine snapshot (.tar.gz) the tasks share
+    snapshot_file: Path | None = None
 
 
 def download_sdist(package: str, dest: Path, *, pip: list[str] | None = None) -> Path:
@@ -157,7 +159,8 @@ def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries
             raise SynthesisError(f"{package} {version}: its test suite does not pass here "
                                  f"(exit {pristine_run.exit_code}, {len(passing)} passing)")
         journal.save_pristine_run(pristine_run)
-        report = SynthesisReport(package, version, len(passing))
+        report = SynthesisReport(package, version, len(passing),
+                                 snapshot_file=out_dir / "snapshots" / name)
         report.kept = journal.kept_tasks()
         candidates = []
         for rel in library_files(pristine):
