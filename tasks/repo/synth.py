@@ -109,6 +109,15 @@ def licence_of(tree: Path) -> str:
     return f"see {files[0].name}"
 
 
+def import_roots(tree: Path) -> list[str]:
+    """["src", "."] for a src-layout project (its packages under src/), else ["."]."""
+    src = tree / "src"
+    if src.is_dir() and any((p / "__init__.py").is_file() or p.suffix == ".py"
+                            for p in src.iterdir()):
+        return ["src", "."]
+    return ["."]
+
+
 def library_files(tree: Path) -> list[str]:
     """Mutable files: Python source that is not a test, conftest, config or setup script."""
     out = []
@@ -146,7 +155,7 @@ def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries
         pristine.mkdir()
         materialise_snapshot(str(out_dir / "snapshots" / name), pristine)
         journal = BuildJournal(out_dir, package, version)
-        base_meta = {"python_path": ["."], "test_timeout": test_timeout,
+        base_meta = {"python_path": import_roots(pristine), "test_timeout": test_timeout,
                      "test_args": list(test_args)}
         pristine_run = journal.pristine_run()
         if pristine_run is None:
