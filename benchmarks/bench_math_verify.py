@@ -16,6 +16,10 @@ the per-case medians over rounds), and the CPU time per symbolic case (this proc
 workers), which a loaded machine's scheduling does not change. Ours is timed one call at a
 time (`verify_math`) and as one batch (`verify_batch`). With `--hogs N`, N busy-loop processes are started and our
 verdicts are taken again: the number that change is printed (the target is 0).
+
+With `--agreement`, nothing is timed: one pass of each grader, and a markdown table of
+agreement, false positives and false negatives per category and per completion style
+(docs/math.md quotes it).
 """
 
 from __future__ import annotations
@@ -35,12 +39,13 @@ from math_verify import parse, verify
 from rlvr_envs.verify.math import deadline, verify_batch, verify_math, warm_up
 from rlvr_envs.verify.math.verifier import clear_caches
 
-CASES = Path(__file__).resolve().parents[1] / "tests" / "data" / "math_cases.jsonl"
+CASES = Path(__file__).resolve().parents[1] / "tests" / "verify" / "math" / "math_cases.jsonl"
 
 
 def ours(case: dict) -> bool:
     return bool(verify_math(case["completion"], case["gold"],
-                            answer_format=case.get("answer_format", "boxed")).correct)
+                            answer_format=case.get("answer_format", "boxed"),
+                            question=case.get("question")).correct)
 
 
 def ours_batch(cases: list[dict]) -> list[bool]:
@@ -48,7 +53,8 @@ def ours_batch(cases: list[dict]) -> list[bool]:
     for fmt in sorted({c.get("answer_format", "boxed") for c in cases}):
         idx = [i for i, c in enumerate(cases) if c.get("answer_format", "boxed") == fmt]
         results = verify_batch([cases[i]["completion"] for i in idx],
-                               [cases[i]["gold"] for i in idx], answer_format=fmt)
+                               [cases[i]["gold"] for i in idx], answer_format=fmt,
+                               questions=[cases[i].get("question") for i in idx])
         verdicts.update((i, bool(v.correct)) for i, v in zip(idx, results))
     return [verdicts[i] for i in range(len(cases))]
 
@@ -142,19 +148,35 @@ def counts(verdicts: list[bool], labels: list[bool], idx: list[int]) -> tuple[in
 
 def verdicts_under_load(cases: list[dict], hogs: int) -> int:
     clear_caches()
-    idle = [verify_math(c["completion"], c["gold"], answer_format=c.get("answer_format", "boxed"))
-            for c in cases]
+    idle = [ours(c) for c in cases]
     procs = [subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"])
              for _ in range(hogs)]
     try:
         clear_caches()
-        loaded = [verify_math(c["completion"], c["gold"],
-                              answer_format=c.get("answer_format", "boxed")) for c in cases]
+        loaded = [ours(c) for c in cases]
     finally:
         for proc in procs:
             proc.kill()
             proc.wait()
     return sum(a != b for a, b in zip(idle, loaded))
+
+
+def agreement_table(cases: list[dict], field: str) -> None:
+    """Markdown rows: agreement (FP, FN) of ours and of math-verify for each value of `field`."""
+    labels = [bool(c["label"]) for c in cases]
+    ours_v = [ours(c) for c in cases]
+    mv_v = [math_verify_grader(c) for c in cases]
+    print(f"\n| {field} | cases | ours: agreement (FP, FN) | math-verify: agreement (FP, FN) |")
+    print("|---|---|---|---|")
+    groups = sorted({c.get(field, "-") for c in cases}) + ["all"]
+    for group in groups:
+        idx = [i for i, c in enumerate(cases) if group in ("all", c.get(field, "-"))]
+        cells = []
+        for verdicts in (ours_v, mv_v):
+            agree, fp, fn = counts(verdicts, labels, idx)
+            cells.append(f"{agree / len(idx):.3f} ({fp}, {fn})")
+        name = f"**{group}**" if group == "all" else group
+        print(f"| {name} | {len(idx)} | {cells[0]} | {cells[1]} |")
 
 
 def main() -> None:
@@ -163,14 +185,21 @@ def main() -> None:
     parser.add_argument("--cases", type=Path, default=CASES)
     parser.add_argument("--hogs", type=int, default=0,
                         help="busy-loop processes for the verdicts-under-load check (0: skip)")
+    parser.add_argument("--agreement", action="store_true",
+                        help="only the per-category and per-style agreement tables (no timing)")
     args = parser.parse_args()
     logging.getLogger("math_verify").setLevel(logging.CRITICAL)
     cases = [json.loads(line) for line in args.cases.read_text(encoding="utf-8").splitlines()
              if line]
     labels = [bool(c["label"]) for c in cases]
+    warm_up()
+    if args.agreement:
+        print(f"{len(cases)} labelled cases from {args.cases}")
+        for field in ("category", "style"):
+            agreement_table(cases, field)
+        return
     print(f"{len(cases)} labelled cases from {args.cases}; {args.rounds} timed rounds")
 
-    warm_up()
     symbolic = reaching_symbolic(cases)
     symbolic_cases = [cases[i] for i in symbolic]
     ours_v, ours_s, ours_lat = timed_rounds(ours, clear_caches, cases, args.rounds)

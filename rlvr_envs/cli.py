@@ -35,7 +35,7 @@ console = Console()
 
 #: (module, attribute, command name) of sub-apps that other parts of the package provide
 SUBCOMMANDS: list[tuple[str, str, str]] = [
-    ("rlvr_envs.difficulty_cli", "app", "difficulty"),
+    ("rlvr_envs.curriculum.cli", "app", "difficulty"),
     ("rlvr_envs.sandbox.cli", "app", "sandbox"),
     ("rlvr_envs.integrations.cli", "serve_app", "serve"),
     ("rlvr_envs.integrations.cli", "export_app", "export"),

@@ -1,4 +1,4 @@
-r"""The notation cases of tests/data/math_cases.jsonl: competition answers written the way models
+r"""The notation cases of tests/verify/math/math_cases.jsonl: competition answers written the way models
 write them, each labelled by hand, in several completion styles.
 
     .venv/bin/python scripts/notation_cases.py > /tmp/notation.jsonl
@@ -340,8 +340,9 @@ def completion(style: str, answer: str, reasoning: str, wrong: str | None) -> tu
                 "boxed")
     if style == "r1-think":
         aside = f" My first attempt gave $\\boxed{{{wrong}}}$, but I dropped a sign." if wrong else ""
-        return (f"<think>\n{reasoning}{aside}\nLet me double-check the last step.\n</think>\n\n"
-                f"Therefore, the answer is $\\boxed{{{answer}}}$.", "boxed")
+        text = (f"<think>\n{reasoning}{aside}\nLet me double-check the last step.\n</think>\n\n"
+                f"Therefore, the answer is $\\boxed{{{answer}}}$.")
+        return text, "boxed"
     if style == "answer-is":
         return f"{reasoning}\nSo the answer is ${answer}$.", "boxed"
     if style == "gsm8k":

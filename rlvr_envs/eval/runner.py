@@ -11,13 +11,10 @@ with exactly the seeds a clean run would have used.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import json
 import logging
 import time
 from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -28,6 +25,7 @@ from rlvr_envs.eval.policies import resolve_policy
 from rlvr_envs.eval.store import Episode, ResultStore
 from rlvr_envs.eval.suites import ResolvedEntry, ResolvedSuite, Suite, load_suite, resolve_suite
 from rlvr_envs.eval.summary import summarise
+from rlvr_envs.rewards.monitors import hacking_flags
 
 log = logging.getLogger(__name__)
 
@@ -157,23 +155,12 @@ def _monitor_flags(info: dict[str, Any]) -> dict[str, bool]:
     return flags
 
 
-@lru_cache(maxsize=1)
-def _hacking_flags() -> Callable[..., dict[str, bool]] | None:
-    """The shaping package's monitors, when installed: the eval then flags every single-turn
-    completion itself if the env did not."""
-    if importlib.util.find_spec("rlvr_envs.rewards.monitors") is None:
-        return None
-    return getattr(importlib.import_module("rlvr_envs.rewards.monitors"), "hacking_flags", None)
-
-
 def _computed_flags(completion: Completion, params: SamplingParams) -> dict[str, bool]:
-    compute = _hacking_flags()
-    if compute is None:
-        return {}
+    """The shaping monitors' flags, computed here when the env did not flag the completion."""
     if completion.num_tokens is not None:  # the cap is in tokens: compare like with like
-        return compute(completion.text, max_length=params.max_new_tokens,
-                       length=completion.num_tokens, finish_reason=completion.finish_reason)
-    return compute(completion.text, finish_reason=completion.finish_reason)
+        return hacking_flags(completion.text, max_length=params.max_new_tokens,
+                             length=completion.num_tokens, finish_reason=completion.finish_reason)
+    return hacking_flags(completion.text, finish_reason=completion.finish_reason)
 
 
 def _episode(entry: ResolvedEntry, task: Task, sample_index: int, text: str, reward: float,

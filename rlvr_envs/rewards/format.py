@@ -24,6 +24,7 @@ from rlvr_envs.verify.math.extract import (
     split_reasoning,
 )
 
+
 @dataclass(frozen=True)
 class FormatVerdict:
     """ok: the completion keeps the format; reason: "ok" or what broke it."""

@@ -1,4 +1,5 @@
-"""Reward-hacking monitors: per-episode flags and running counters for logging.
+"""Reward-hacking monitors: per-episode flags, running counters for logging, and the
+`HackingMonitor` wrapper that puts the flags in `info["hacking"]` on any single-turn env.
 
 Flags (all booleans, in `info["hacking"]`):
 - answer_in_reasoning_only: an answer appears inside the think block but none in the answer
@@ -23,6 +24,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import gymnasium as gym
 
 from rlvr_envs.verify.math.extract import read_answers, split_reasoning
 from rlvr_envs.verify.math.verdict import HEDGED
@@ -145,3 +148,22 @@ class HackingCounters:
         with self._lock:
             self.episodes = 0
             self.counts = Counter({flag: 0 for flag in FLAGS})
+
+
+class HackingMonitor(gym.Wrapper):
+    """Per-episode hacking flags in `info["hacking"]` and `counters` for logging. When the env's
+    scorer already computes the flags (a shaped env made with `monitors=True`) they are reused,
+    not recomputed."""
+
+    def __init__(self, env: gym.Env, *, max_length: int | None = None,
+                 config: MonitorConfig | None = None):
+        super().__init__(env)
+        self.config = config or MonitorConfig(max_length=max_length)
+        self.counters = HackingCounters()
+
+    def step(self, action: Any):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if "hacking" not in info:
+            info["hacking"] = hacking_flags(action, length=info.get("length"), config=self.config)
+        self.counters.update(info["hacking"])
+        return obs, reward, terminated, truncated, info

@@ -1,31 +1,39 @@
-"""Where untrusted code runs: local processes (rlimits), bubblewrap and Docker.
+"""Where untrusted code runs: bubblewrap, namespaced local processes, Docker — or, asked
+for by name only, plain local processes.
 
-`get_sandbox("auto")` gives bubblewrap when it works here, else the plain local backend with
-a warning (it cannot hide the host filesystem or the network). A backend asked for by name
-that cannot run raises `SandboxUnavailable` naming what is missing; it never falls back.
+`get_sandbox("auto")` picks the first backend that isolates here: bubblewrap, then `local`
+(its own namespaces, where user namespaces work), then Docker; where none works it raises
+`SandboxUnavailable` naming the fixes, one of them `sandbox="local-unsafe"` (no isolation,
+with a warning). A backend asked for by name that cannot run raises `SandboxUnavailable`
+naming what is missing; it never falls back.
 """
 
 from __future__ import annotations
 
 import warnings
 
+
 from rlvr_envs.sandbox.base import (Limits, RunResult, Sandbox, SandboxedProcess,
                                     SandboxUnavailable)
 
-BACKENDS = ("auto", "local", "bwrap", "docker")
+BACKENDS = ("auto", "local", "bwrap", "docker", "local-unsafe")
 
 __all__ = ["BACKENDS", "Limits", "RunResult", "Sandbox", "SandboxedProcess",
            "SandboxUnavailable", "get_sandbox"]
 
 
-class WeakIsolationWarning(UserWarning):
-    """`auto` fell back to the local backend: no filesystem or network isolation."""
-
-
 def get_sandbox(backend: str = "auto", **options) -> Sandbox:
-    """A sandbox backend by name: "auto" | "local" | "bwrap" | "docker"."""
+    """A sandbox backend by name: "auto" | "bwrap" | "local" | "docker" | "local-unsafe"."""
     if backend == "local":
-        from rlvr_envs.sandbox.local import LocalSandbox
+        from rlvr_envs.sandbox.local import NamespaceSandbox
+        return NamespaceSandbox(**options)
+    if backend == "local-unsafe":
+        from rlvr_envs.sandbox.local import LocalSandbox, UnsafeSandboxWarning
+        warnings.warn("sandbox 'local-unsafe': programs run as plain processes of this user "
+                      "with rlimits only; they can read the host's files (data sets with the "
+                      "tests' answers, caches, credentials), reach the network and write "
+                      "wherever this user can. Use 'bwrap', 'local' or 'docker' for "
+                      "untrusted code.", UnsafeSandboxWarning, stacklevel=2)
         return LocalSandbox(**options)
     if backend == "bwrap":
         from rlvr_envs.sandbox.bwrap import BwrapSandbox
@@ -34,14 +42,27 @@ def get_sandbox(backend: str = "auto", **options) -> Sandbox:
         from rlvr_envs.sandbox.docker import DockerSandbox
         return DockerSandbox(**options)
     if backend == "auto":
-        from rlvr_envs.sandbox.bwrap import BwrapSandbox, bwrap_problem
-        problem = bwrap_problem()
-        if problem is None:
-            return BwrapSandbox(**options)
-        from rlvr_envs.sandbox.local import LocalSandbox
-        warnings.warn(f"sandbox 'auto': bubblewrap is unavailable ({problem}); running code as "
-                      f"plain local processes with rlimits only — no filesystem or network "
-                      f"isolation. Install bubblewrap or pass sandbox='docker'.",
-                      WeakIsolationWarning, stacklevel=2)
-        return LocalSandbox(**{k: v for k, v in options.items() if k in ("python", "warm", "fork_servers")})
+        return _first_isolating(options)
     raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {list(BACKENDS)}")
+
+
+def _first_isolating(options) -> Sandbox:
+    from rlvr_envs.sandbox.bwrap import BwrapSandbox, bwrap_problem
+    from rlvr_envs.sandbox.docker import DockerSandbox, docker_problem
+    from rlvr_envs.sandbox.local import NamespaceSandbox, namespace_problem
+
+    problems = {"bwrap": bwrap_problem()}
+    if problems["bwrap"] is None:
+        return BwrapSandbox(**options)
+    local_options = {k: v for k, v in options.items() if k in ("python", "warm", "fork_servers")}
+    problems["local"] = namespace_problem()
+    if problems["local"] is None:
+        return NamespaceSandbox(**local_options)
+    problems["docker"] = docker_problem()
+    if problems["docker"] is None:
+        return DockerSandbox()
+    found = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
+    raise SandboxUnavailable(f"sandbox 'auto': no isolating backend works here ({found}). "
+                             f"Install bubblewrap, allow user namespaces or start Docker; "
+                             f"sandbox='local-unsafe' runs code as plain processes that can "
+                             f"read the host's files and reach the network")

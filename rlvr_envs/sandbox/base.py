@@ -96,6 +96,8 @@ class RunResult:
     isolation: str  # "local" | "bwrap" | "docker"
     duration: float
     files: dict[str, bytes] = field(default_factory=dict)
+    #: the run hit its memory budget (its cgroup's OOM count; False where none is kept)
+    out_of_memory: bool = False
 
     @property
     def ok(self) -> bool:
@@ -140,7 +142,7 @@ class SandboxedProcess:
     def cleanup(self) -> None:
         """Release what the run held (after it is dead)."""
         if self.owns_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            remove_workdir(self.workdir)
 
     def communicate(self, stdin: bytes | None = None) -> tuple[bytes, bytes, bool, bool]:
         """Feed `stdin`, read stdout and stderr until exit or the deadline.
@@ -237,6 +239,10 @@ class SandboxedProcess:
         """After the main process exited: kill anything it left behind (daemons)."""
         self.kill()
 
+    def out_of_memory(self) -> bool:
+        """Whether the run hit its memory budget (a backend that cannot tell says False)."""
+        return False
+
     def collect(self, paths: Sequence[str]) -> dict[str, bytes]:
         files: dict[str, bytes] = {}
         root = self.workdir.resolve()
@@ -262,7 +268,8 @@ class Sandbox(ABC):
             workdir: str | os.PathLike | None = None, collect: Sequence[str] = (),
             env: Mapping[str, str] | None = None) -> RunResult:
         """Run `command` to completion (or the deadline) and return what it produced."""
-        proc = self.spawn(command, files=files, limits=limits, workdir=workdir, env=env)
+        proc = self.spawn(command, files=files, limits=limits, workdir=workdir, env=env,
+                          collect=collect)
         try:
             data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
             out, err, truncated, timed_out = proc.communicate(data)
@@ -276,15 +283,18 @@ class Sandbox(ABC):
                              stderr=err.decode("utf-8", "replace"), exit_code=code,
                              timed_out=timed_out, killed=proc.killed, truncated=truncated,
                              isolation=self.name, duration=time.monotonic() - proc.started,
-                             files=files_out)
+                             files=files_out, out_of_memory=code != 0 and proc.out_of_memory())
         finally:
             proc.close()
 
     @abstractmethod
     def spawn(self, command: list[str], *, files: Mapping[str, str | bytes] | None = None,
               limits: Limits = Limits(), workdir: str | os.PathLike | None = None,
-              env: Mapping[str, str] | None = None) -> SandboxedProcess:
-        """Start `command` with stdin/stdout/stderr pipes; the caller must `close()` it."""
+              env: Mapping[str, str] | None = None,
+              collect: Sequence[str] = ()) -> SandboxedProcess:
+        """Start `command` with stdin/stdout/stderr pipes; the caller must `close()` it.
+        `collect`: the files the caller will read back with `collect` (a backend whose
+        private working directory is not on the host copies these out)."""
 
     def fork_server(self, programs: Mapping[str, str]):
         """A warm fork server (`rlvr_envs.sandbox.forkserver.ForkServer`) whose children run
@@ -311,11 +321,17 @@ def check_command(command: Sequence[str]) -> list[str]:
 
 
 def prepare_workdir(files: Mapping[str, str | bytes] | None,
-                    workdir: str | os.PathLike | None) -> tuple[Path, bool]:
+                    workdir: str | os.PathLike | None,
+                    size_mb: int | None = None) -> tuple[Path, bool]:
     """The run's working directory with `files` written in it: a fresh private temp dir when
-    `workdir` is None (owned → removed afterwards), else the given host directory."""
+    `workdir` is None (owned → removed afterwards), else the given host directory. With
+    `size_mb`, a private directory is a tmpfs of that size where this process may mount one
+    (root): what the run writes there is capped and counts against its memory budget instead
+    of filling the host's disk."""
     if workdir is None:
         path, owned = Path(tempfile.mkdtemp(prefix="rlvr-sbx-")), True
+        if size_mb is not None and os.geteuid() == 0:
+            _mount_tmpfs(path, size_mb)
     else:
         path, owned = Path(workdir).resolve(), False
         if not path.is_dir():
@@ -328,6 +344,22 @@ def prepare_workdir(files: Mapping[str, str | bytes] | None,
         data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
         target.write_bytes(data)
     return path, owned
+
+
+def _mount_tmpfs(path: Path, size_mb: int) -> None:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={size_mb}m,nr_inodes=16384,mode=0700".encode()
+    # MS_NOSUID | MS_NODEV; a failure leaves the plain directory (RLIMIT_FSIZE still caps files)
+    libc.mount(b"tmpfs", str(path).encode(), b"tmpfs", 2 | 4, options)
+
+
+def remove_workdir(path: Path) -> None:
+    """Unmount (when a tmpfs) and remove a private working directory."""
+    if os.path.ismount(path):
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).umount2(str(path).encode(), 2)  # MNT_DETACH
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def run_env(env: Mapping[str, str] | None, workdir: Path) -> dict[str, str]:

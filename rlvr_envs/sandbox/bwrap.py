@@ -14,12 +14,12 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 from typing import Sequence
 
 from rlvr_envs.sandbox.base import Limits, SandboxUnavailable
-from rlvr_envs.sandbox.local import LocalSandbox
+from rlvr_envs.sandbox.local import LocalSandbox, make_grader_undumpable, real_python
+from rlvr_envs.sandbox.view import interpreter_view, python_prefix
 
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: "
                 "`dnf install bubblewrap`) and allow user namespaces "
@@ -43,18 +43,14 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def _interpreter() -> tuple[str, Path]:
-    """The real interpreter binary behind sys.executable and its installation prefix."""
-    real = Path(os.path.realpath(sys.executable))
-    return str(real), Path(os.path.realpath(sys.base_prefix))
-
-
 class BwrapSandbox(LocalSandbox):
     """Local limits + bubblewrap namespaces. `hide_site_packages=False` exposes the Python
     installation's site-packages and the active virtualenv (repo tasks need pytest);
     `ro_binds` adds host paths, read-only, at the same place."""
 
     name = "bwrap"
+    isolates_filesystem = True
+    owns_uid_65534 = False  # bubblewrap maps 65534 to the caller's own uid
 
     def __init__(self, *, hide_site_packages: bool = True, ro_binds: Sequence[str] = (),
                  warm: bool = True, fork_servers: int | None = None):
@@ -63,53 +59,42 @@ class BwrapSandbox(LocalSandbox):
             raise SandboxUnavailable(f"the bwrap sandbox backend is unavailable: {problem}; "
                                      f"{INSTALL_HINT}")
         self.exe = shutil.which("bwrap")
-        self.python, self.prefix = _interpreter()
+        self.python = real_python()
         self.hide_site_packages = hide_site_packages
-        self.ro_binds = [str(Path(p).resolve()) for p in ro_binds]
+        extra = [str(Path(p).resolve()) for p in ro_binds]
         if not hide_site_packages:
             self.python = sys.executable
             venv = Path(os.path.realpath(sys.prefix))
-            if venv != self.prefix:
-                self.ro_binds.append(str(venv))
+            if venv != python_prefix():
+                extra.append(str(venv))
+        self.view = interpreter_view(hide_site_packages=hide_site_packages,
+                                     extra_ro=tuple(extra))
+        self._view_dict = self.view.as_dict()
         self._static = self._static_args()
+        make_grader_undumpable()
         self._init_warm(warm, fork_servers)
 
     def _static_args(self) -> list[str]:
-        args = [self.exe, "--ro-bind", "/usr", "/usr"]
-        for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-            host = Path("/") / top
-            if host.is_symlink():
-                args += ["--symlink", os.readlink(host), str(host)]
-            elif host.is_dir():
-                args += ["--ro-bind", str(host), str(host)]
-        for etc in ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives"):
-            if os.path.exists(etc):
-                args += ["--ro-bind", etc, etc]
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        if not str(self.prefix).startswith("/usr/"):
-            args += ["--ro-bind", str(self.prefix), str(self.prefix)]
-        if self.hide_site_packages:
-            for key in ("purelib", "platlib"):
-                site = Path(os.path.realpath(sysconfig.get_paths(vars={
-                    "base": str(self.prefix), "platbase": str(self.prefix)})[key]))
-                if site.is_dir() and (str(site).startswith(str(self.prefix)) or
-                                      str(site).startswith("/usr/")):
-                    args += ["--tmpfs", str(site)]
-            dist = Path("/usr/lib/python3/dist-packages")
-            if dist.is_dir():
-                args += ["--tmpfs", str(dist)]
-            local_dist = Path("/usr/local/lib")
-            if local_dist.is_dir():
-                args += ["--tmpfs", str(local_dist)]
-        for path in self.ro_binds:
+        args = [self.exe]
+        for path in self.view.ro_dirs:
             args += ["--ro-bind", path, path]
+        for path, target in self.view.symlinks.items():
+            args += ["--symlink", target, path]
+        for path in self.view.ro_files:
+            args += ["--ro-bind", path, path]
+        args += ["--dev", "/dev", "--proc", "/proc"]
+        for path in self.view.hidden:
+            args += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
         args += ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
                  "--hostname", "sandbox", "--cap-drop", "ALL", "--die-with-parent",
                  "--new-session"]
         return args
 
-    def wrap(self, command: list[str], workdir: Path, limits: Limits) -> list[str]:
-        return [*self._static, "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
+    def wrap(self, command: list[str], workdir: Path, limits: Limits, tmp_mb: int,
+             shm_mb: int, owned: bool) -> list[str]:
+        return [*self._static, "--size", str(tmp_mb * 2**20), "--tmpfs", "/tmp",
+                "--size", str(shm_mb * 2**20), "--tmpfs", "/dev/shm",
+                "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
                 "--setenv", "HOME", str(workdir), "--", *command]
 
     def zygote_argv(self) -> tuple[list[str], Path]:
@@ -118,8 +103,9 @@ class BwrapSandbox(LocalSandbox):
         from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE
         import tempfile
         home = Path(tempfile.mkdtemp(prefix="rlvr-zygote-"))
-        return [*self._static, "--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--",
-                self.python, "-I", "-S", "-c", ZYGOTE_SOURCE], home
+        return [*self._static, "--size", str(2**20), "--tmpfs", "/tmp", "--chdir", "/tmp",
+                "--setenv", "HOME", "/tmp", "--", self.python, "-I", "-S", "-c",
+                ZYGOTE_SOURCE], home
 
     def accepts(self, server) -> bool:
         return server.namespaces  # else a per-run bubblewrap isolates runs from each other

@@ -1,49 +1,176 @@
-"""A throw-away cgroup-v1 `pids` group per run: a hard process cap that also covers
-children which escape the process group (setsid), and a complete kill list.
+"""A throw-away cgroup per run: a process cap (`pids`) and one memory budget (`memory`).
 
-Used by the local and bubblewrap backends when the cgroup filesystem is writable (root);
-elsewhere they fall back to RLIMIT_NPROC, which the kernel does not enforce for root.
+The memory budget counts everything the run's processes make resident — anonymous memory,
+`memfd_create` files, tmpfs and `/dev/shm` pages they write — which RLIMIT_AS does not: a
+run that exceeds it is killed by the kernel's OOM killer inside the group, and
+`out_of_memory()` says so. The pids cap also covers children that escape the process group
+(setsid), and the group's member list is a complete kill list.
+
+Both cgroup versions work: v2 (`memory.max`, `memory.swap.max`, `pids.max` in one directory
+under this process's own cgroup, when its `cgroup.subtree_control` delegates them) and v1
+(`memory.limit_in_bytes` + `memory.memsw.limit_in_bytes` and `pids.max`, in each
+controller's hierarchy under this process's own group, so the run also stays inside whatever
+limit the caller itself runs under). Creating groups needs write access to the cgroup
+filesystem (root, or a delegated subtree); elsewhere the backends fall back to rlimits
+(`available()` is False) and carve the tmpfs sizes out of the address-space budget.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
 import uuid
 from pathlib import Path
 
-PIDS_ROOT = Path("/sys/fs/cgroup/pids")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def _own_paths() -> dict[str, str]:
+    """controller ("0" for the v2 unified hierarchy) → this process's group path."""
+    paths: dict[str, str] = {}
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            ident, controllers, path = line.split(":", 2)
+            for name in (controllers.split(",") if controllers else ["0"]):
+                paths[name] = path
+    except (OSError, ValueError):
+        pass
+    return paths
+
+
+@functools.lru_cache(maxsize=None)
+def layout() -> tuple[str, dict[str, Path]]:
+    """("v2" | "v1" | "none", controller → the writable parent directory of run groups)."""
+    own = _own_paths()
+    unified = CGROUP_ROOT / "cgroup.controllers"
+    if unified.exists() and "0" in own:  # pure v2
+        parent = CGROUP_ROOT / own["0"].lstrip("/")
+        try:
+            delegated = (parent / "cgroup.subtree_control").read_text().split()
+        except OSError:
+            delegated = []
+        if {"memory", "pids"} <= set(delegated) and os.access(parent, os.W_OK):
+            return "v2", {"memory": parent, "pids": parent}
+        return "none", {}
+    found = {}
+    for name in ("memory", "pids"):
+        parent = CGROUP_ROOT / name / own.get(name, "/").lstrip("/")
+        if (parent / "cgroup.procs").exists() and os.access(parent, os.W_OK):
+            found[name] = parent
+    return ("v1", found) if found else ("none", {})
+
+
+def available(controller: str) -> bool:
+    """Whether runs get their own group of this controller ("memory" or "pids") here."""
+    return controller in layout()[1]
 
 
 def pids_cgroup_available() -> bool:
-    return (PIDS_ROOT / "cgroup.procs").exists() and os.access(PIDS_ROOT, os.W_OK)
+    return available("pids")
 
 
-class PidsCgroup:
-    """One run's cgroup; the run's launcher writes its own pid into `procs_file` before exec."""
+def memory_cgroup_available() -> bool:
+    return available("memory")
 
-    def __init__(self, max_pids: int):
-        self.path = PIDS_ROOT / f"rlvr-{uuid.uuid4().hex[:12]}"
-        self.max_pids = max_pids
-        self.path.mkdir()
-        (self.path / "pids.max").write_text(str(max_pids))
-        self.procs_file = str(self.path / "cgroup.procs")
+
+def _oom_kills(directory: Path, version: str) -> int:
+    """How many times the group hit its limit: OOM kills plus charges that failed at the
+    limit (a tmpfs or memfd write there fails without a kill). Read only for runs that failed,
+    so a run that merely had page cache reclaimed at the limit is not misnamed."""
+    try:
+        if version == "v2":
+            hits = 0
+            for line in (directory / "memory.events").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key in ("max", "oom_kill"):
+                    hits += int(value)
+            return hits
+        kills = 0
+        for line in (directory / "memory.oom_control").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                kills = int(value)
+        return kills + int((directory / "memory.failcnt").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+class RunCgroup:
+    """One run's groups. The run's launcher writes its own pid into each of `procs_files`
+    before exec (or the zygote's child writes "0" into fds opened on them)."""
+
+    def __init__(self, max_pids: int, memory_bytes: int | None):
+        self.version, parents = layout()
+        self.max_pids, self.memory_bytes = max_pids, memory_bytes
+        name = f"rlvr-{uuid.uuid4().hex[:12]}"
+        self.dirs: dict[str, Path] = {}
+        for controller in ("pids", "memory"):
+            parent = parents.get(controller)
+            if parent is None or (controller == "memory" and memory_bytes is None):
+                continue
+            directory = parent / name
+            if directory not in self.dirs.values():
+                directory.mkdir()
+            self.dirs[controller] = directory
+        try:
+            if "pids" in self.dirs:
+                (self.dirs["pids"] / "pids.max").write_text(str(max_pids))
+            if "memory" in self.dirs:
+                self._limit_memory(self.dirs["memory"], memory_bytes)
+        except OSError:
+            self.remove()
+            raise
+        self.procs_files = sorted({str(d / "cgroup.procs") for d in self.dirs.values()})
+        self.oom_baseline = self._oom_count()
+
+    def _limit_memory(self, directory: Path, memory_bytes: int) -> None:
+        if self.version == "v2":
+            (directory / "memory.max").write_text(str(memory_bytes))
+            swap = directory / "memory.swap.max"
+            if swap.exists():
+                swap.write_text("0")
+            return
+        (directory / "memory.limit_in_bytes").write_text(str(memory_bytes))
+        memsw = directory / "memory.memsw.limit_in_bytes"
+        if memsw.exists():  # swap accounting on: swapping out must not escape the budget
+            memsw.write_text(str(memory_bytes))
+
+    @property
+    def has_memory(self) -> bool:
+        return "memory" in self.dirs
 
     @classmethod
-    def create(cls, max_pids: int) -> PidsCgroup | None:
-        if not pids_cgroup_available():
+    def create(cls, max_pids: int, memory_bytes: int | None = None) -> RunCgroup | None:
+        """A new group, or None where none can be made (no writable cgroup filesystem)."""
+        if not layout()[1]:
             return None
         try:
-            return cls(max_pids)
+            return cls(max_pids, memory_bytes)
         except OSError:
             return None
 
+    def _oom_count(self) -> int:
+        directory = self.dirs.get("memory")
+        return _oom_kills(directory, self.version) if directory is not None else 0
+
+    def out_of_memory(self) -> bool:
+        """Whether the group hit its memory budget since it was made (or last reset)."""
+        return self._oom_count() > self.oom_baseline
+
+    def reset(self) -> None:
+        """Start counting anew (a pooled group handed to the next run)."""
+        self.oom_baseline = self._oom_count()
+
     def pids(self) -> list[int]:
-        try:
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return []
+        members: set[int] = set()
+        for procs in self.procs_files:
+            try:
+                members.update(int(p) for p in Path(procs).read_text().split())
+            except (OSError, ValueError):
+                pass
+        return sorted(members)
 
     def kill_all(self) -> None:
         """SIGKILL every member until none is left (a forking member can add new ones)."""
@@ -60,11 +187,24 @@ class PidsCgroup:
 
     def remove(self) -> None:
         self.kill_all()
-        for _ in range(100):
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.01)
+        for directory in set(self.dirs.values()):
+            for _ in range(100):
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+
+
+def memory_plan(memory_mb: int, counted: bool) -> tuple[int, int, int]:
+    """(RLIMIT_AS bytes, /tmp MiB, /dev/shm MiB) of a run with a `memory_mb` budget.
+    `counted`: the run has a memory cgroup, which holds anonymous memory, memfd and tmpfs
+    together — each tmpfs may then take the whole budget, and the address-space limit only
+    stops absurd reservations. Without one, the budget is carved up: half for the address
+    space, a quarter each for /tmp and /dev/shm."""
+    if counted:
+        return 2 * memory_mb * 2**20 + 2**30, memory_mb, memory_mb
+    quarter = max(1, memory_mb // 4)
+    return max(1, memory_mb // 2) * 2**20, quarter, quarter

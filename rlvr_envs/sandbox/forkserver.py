@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from rlvr_envs.sandbox.base import Limits
-from rlvr_envs.sandbox.cgroup import PidsCgroup, pids_cgroup_available
+from rlvr_envs.sandbox.cgroup import RunCgroup, memory_plan
 
 ZYGOTE_SOURCE = (Path(__file__).parent / "zygote.py").read_text()
 STARTUP_TIMEOUT = 60.0
@@ -39,9 +39,9 @@ class ForkServerError(RuntimeError):
     """The zygote could not be started or has stopped."""
 
 
-def run_rlimits(limits: Limits) -> dict[str, int]:
+def run_rlimits(limits: Limits, address_space: int) -> dict[str, int]:
     """The rlimits a child sets on itself before running its program."""
-    return {"RLIMIT_AS": limits.memory_mb * 2**20, "RLIMIT_CPU": limits.cpu_seconds,
+    return {"RLIMIT_AS": address_space, "RLIMIT_CPU": limits.cpu_seconds,
             "RLIMIT_FSIZE": limits.max_file_bytes, "RLIMIT_NOFILE": limits.max_open_files,
             "RLIMIT_CORE": 0, "RLIMIT_NPROC": limits.max_processes + 1}
 
@@ -51,27 +51,29 @@ def programs_key(programs: Mapping[str, str]) -> str:
 
 
 class _CgroupPool:
-    """Per-run cgroup `pids` groups, reused: a finished run's group is emptied (every member
+    """Per-run cgroups (pids cap, memory budget), reused: a finished run's group is emptied (every member
     killed) by a background thread, off the grading threads' path, and then handed to a later
-    run with the same cap. Creating one costs a mkdir and a write to cgroupfs per run."""
+    run with the same limits. Creating one costs mkdirs and writes to cgroupfs per run."""
 
     def __init__(self):
-        self.pending: queue.Queue[PidsCgroup] = queue.Queue()
-        self.free: dict[int, list[PidsCgroup]] = {}
-        self.busy: set[PidsCgroup] = set()
+        self.pending: queue.Queue[RunCgroup] = queue.Queue()
+        self.free: dict[tuple, list[RunCgroup]] = {}
+        self.busy: set[RunCgroup] = set()
         self.closed = False
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
         atexit.register(self.remove_all)
 
-    def acquire(self, max_pids: int) -> PidsCgroup | None:
+    def acquire(self, max_pids: int, memory_bytes: int) -> RunCgroup | None:
         with self.lock:
-            free = self.free.get(max_pids)
+            free = self.free.get((max_pids, memory_bytes))
             if free:
-                return free.pop()
-        return PidsCgroup.create(max_pids)
+                cgroup = free.pop()
+                cgroup.reset()
+                return cgroup
+        return RunCgroup.create(max_pids, memory_bytes)
 
-    def release(self, cgroup: PidsCgroup) -> None:
+    def release(self, cgroup: RunCgroup) -> None:
         with self.lock:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._loop, name="rlvr-cgroup-janitor",
@@ -87,7 +89,7 @@ class _CgroupPool:
             cgroup.kill_all()
             with self.lock:
                 self.busy.discard(cgroup)
-                free = self.free.setdefault(cgroup.max_pids, [])
+                free = self.free.setdefault((cgroup.max_pids, cgroup.memory_bytes), [])
                 if self.closed or cgroup.pids() or len(free) >= 64:
                     cgroup.remove()
                 else:
@@ -123,8 +125,8 @@ class ForkServer:
     """One zygote: `argv` starts it inside the sandbox with the control socket as stdin."""
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | os.PathLike,
-                 programs: Mapping[str, str], isolation: str, launcher_prefix: Sequence[str] = (),
-                 owned_dir: str | None = None):
+                 programs: Mapping[str, str], isolation: str, view: Mapping,
+                 launcher_prefix: Sequence[str] = (), owned_dir: str | None = None):
         self.isolation = isolation
         self.programs = dict(programs)
         self.owned_dir = owned_dir
@@ -136,11 +138,10 @@ class ForkServer:
         self._ready: dict[Hashable, list] = {}
         self._idle: dict[Hashable, list] = {}
         self._ready_lock = threading.Lock()
-        self.cgroup = PidsCgroup.create(ZYGOTE_MAX_PROCESSES)
+        self.cgroup = RunCgroup.create(ZYGOTE_MAX_PROCESSES)
         command = list(launcher_prefix) + list(argv)
         if self.cgroup is not None:
-            command = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', self.cgroup.procs_file,
-                       *command]
+            command = join_cgroup(self.cgroup) + command
         self.control, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._stderr = tempfile.TemporaryFile()
         started = threading.Event()
@@ -167,7 +168,8 @@ class ForkServer:
             raise ForkServerError(f"cannot start the {isolation} fork server: {failure[0]}")
         try:
             self.control.settimeout(STARTUP_TIMEOUT)
-            self.control.send(json.dumps({"op": "programs", "programs": self.programs}).encode())
+            self.control.send(json.dumps({"op": "programs", "programs": self.programs,
+                                          "view": dict(view)}).encode())
             ready = json.loads(self.control.recv(1 << 16) or b"null")
             self.control.settimeout(None)
         except (OSError, ValueError) as err:
@@ -341,6 +343,14 @@ class ForkServer:
         self._stderr.close()
 
 
+def join_cgroup(cgroup: RunCgroup) -> list[str]:
+    """An argv prefix: the shell moves itself into each of the group's controllers, then
+    execs the rest of the command line (which stays in them)."""
+    return ["/bin/sh", "-c", 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 71; '
+            'shift; n=$((n-1)); done; exec "$@"', "rlvr-cgroup",
+            str(len(cgroup.procs_files)), *cgroup.procs_files]
+
+
 class ForkJob:
     """The children of one graded run: fresh processes forked by the zygote, killed together
     by `close()` (also when the run missed its deadline)."""
@@ -348,7 +358,7 @@ class ForkJob:
     def __init__(self, server: ForkServer, limits: Limits, *, deadline: bool = True):
         self.server, self.limits, self.deadline = server, limits, deadline
         self.ids: list[int] = []
-        self.cgroups: list[PidsCgroup] = []
+        self.cgroups: list[RunCgroup] = []
         self.open = True
         with server._send_lock:
             server._in_flight += 1
@@ -360,26 +370,33 @@ class ForkJob:
         `cpu_limit=False` for a long-lived trusted child (RLIMIT_CPU counts its whole life)."""
         fds = [c.fileno() if isinstance(c, socket.socket) else c for c in channels]
         ident = self.server.next_id()
-        rlimits = run_rlimits(self.limits)
+        cgroup = None
+        if isolate:
+            cgroup = CGROUPS.acquire(self.limits.max_processes + 1, self.limits.memory_mb * 2**20)
+        address_space, tmp_mb, shm_mb = memory_plan(
+            self.limits.memory_mb, cgroup is not None and cgroup.has_memory)
+        rlimits = run_rlimits(self.limits, address_space)
         if not cpu_limit:
             del rlimits["RLIMIT_CPU"]
         message = {"op": "spawn", "id": ident, "program": program, "isolate": isolate,
                    "limits": rlimits,
                    "wall": self.limits.wall_time if self.deadline else None,
-                   "tmpfs_mb": self.limits.memory_mb, "cgroup": False}
-        procs_fd = None
-        if isolate and pids_cgroup_available():
-            cgroup = CGROUPS.acquire(self.limits.max_processes + 1)
+                   "tmp_mb": tmp_mb, "shm_mb": shm_mb, "cgroups": 0}
+        procs_fds = []
+        try:
             if cgroup is not None:
                 self.cgroups.append(cgroup)
-                procs_fd = os.open(cgroup.procs_file, os.O_WRONLY)
-                message["cgroup"] = True
-        try:
-            self.server.send(message, fds + ([procs_fd] if procs_fd is not None else []))
+                procs_fds = [os.open(path, os.O_WRONLY) for path in cgroup.procs_files]
+                message["cgroups"] = len(procs_fds)
+            self.server.send(message, fds + procs_fds)
         finally:
-            if procs_fd is not None:
-                os.close(procs_fd)
+            for fd in procs_fds:
+                os.close(fd)
         self.ids.append(ident)
+
+    def out_of_memory(self) -> bool:
+        """Whether a child of this run hit the run's memory budget (its cgroup counted it)."""
+        return any(cgroup.out_of_memory() for cgroup in self.cgroups)
 
     def close(self, wait: bool = False) -> None:
         """Kill every child of the run and whatever it started. `wait=True` (a run that did

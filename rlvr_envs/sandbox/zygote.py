@@ -46,9 +46,10 @@ import tempfile
 import time
 
 # stdlib modules graded programs commonly import: loaded once here instead of in every child
-for _name in ("ast", "bisect", "collections", "copy", "fractions", "functools", "hashlib",
-              "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string",
-              "typing"):
+# (not when this file only launches one command, `exec`)
+PRELOAD = ("ast", "bisect", "collections", "copy", "fractions", "functools", "hashlib", "heapq",
+           "itertools", "math", "operator", "random", "re", "statistics", "string", "typing")
+for _name in () if sys.argv[1:2] == ["exec"] else PRELOAD:
     try:
         __import__(_name)
     except ImportError:
@@ -61,15 +62,12 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 1024, 2048, 4096, 16384
 MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_NO_NEW_PRIVS = 1, 4, 15, 38
-MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
-               "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
-               "strictatime": MS_STRICTATIME}
-
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
                         ctypes.c_char_p]
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
                         ctypes.c_ulong]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 
 
 class _CapHeader(ctypes.Structure):
@@ -97,27 +95,14 @@ def _unescape(field):
         .replace("\\134", "\\")
 
 
-def writable_mounts():
-    """(mount point, flags to keep) of every read-write directory mount outside /proc (a
-    device node bound on its own, /dev/null say, holds no files to write)."""
-    found, seen = [], set()
-    with open("/proc/self/mountinfo") as fh:
-        for line in fh:
-            fields = line.split()
-            point, options = _unescape(fields[4]), fields[5].split(",")
-            if ("rw" not in options or point == "/proc" or point.startswith("/proc/")
-                    or point in seen or not os.path.isdir(point)):
-                continue
-            seen.add(point)
-            flags = 0
-            for option in options:
-                flags |= MOUNT_FLAGS.get(option, 0)
-            found.append((point, flags))
-    return found
-
-
-WRITABLE = writable_mounts()
+SANDBOX_ID = 65534  # the run's uid and gid inside its user namespace ("nobody")
 UID, GID = os.getuid(), os.getgid()
+#: whether this process may map the child's uid to an unprivileged host uid (root on the
+#: host); otherwise the child maps its own uid (the only mapping an unprivileged user may)
+PARENT_MAPS = os.geteuid() == 0 and open("/proc/self/uid_map").read().split()[:3] == \
+    ["0", "0", "4294967295"]
+MNT_DETACH = 2
+ST_FLAGS = {8: MS_NOEXEC, 1024: MS_NOATIME, 2048: MS_NODIRATIME, 4096: MS_RELATIME}
 
 
 def _drop_capabilities():
@@ -127,22 +112,121 @@ def _drop_capabilities():
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def _isolate_filesystem(tmpfs_mb):
-    """In a fresh user + mount namespace: everything read-only, private /tmp and /dev/shm."""
+def write_id_maps(pid, host_id=SANDBOX_ID):
+    """From the parent (root on the host): the child's uid/gid 65534 is the host's `host_id`
+    (65534 itself, or the owner of a working directory the caller gave, as bubblewrap and
+    Docker do). Root stays mapped to root only so the child can build its root from host
+    paths under 0700 directories (/root/.pyenv); it then becomes 65534 for good (setresuid
+    with no capability left, no_new_privs, nosuid mounts: nothing leads back to 0)."""
+    lines = ("%d 0 1\n" % SANDBOX_ID if host_id == 0 else
+             "0 0 1\n%d %d 1\n" % (SANDBOX_ID, host_id))
+    for name in ("uid_map", "gid_map"):
+        with open("/proc/%d/%s" % (pid, name), "w") as fh:
+            fh.write(lines)
+
+
+def _map_own_ids():
+    """In the child, without a privileged parent: uid/gid 65534 inside is our own outside."""
     with open("/proc/self/setgroups", "w") as fh:
         fh.write("deny")
     with open("/proc/self/uid_map", "w") as fh:
-        fh.write("%d %d 1" % (UID, UID))
+        fh.write("%d %d 1" % (SANDBOX_ID, UID))
     with open("/proc/self/gid_map", "w") as fh:
-        fh.write("%d %d 1" % (GID, GID))
+        fh.write("%d %d 1" % (SANDBOX_ID, GID))
+
+
+def _become_sandbox_user():
+    if PARENT_MAPS:
+        os.setgroups([])
+        os.setresgid(SANDBOX_ID, SANDBOX_ID, SANDBOX_ID)
+        os.setresuid(SANDBOX_ID, SANDBOX_ID, SANDBOX_ID)
+
+
+def _makedirs(path):
+    os.makedirs(path, mode=0o755, exist_ok=True)
+
+
+def _bind(source, target, read_only, is_file=False, devices=False):
+    if is_file:
+        _makedirs(os.path.dirname(target))
+        open(target, "a").close()
+    else:
+        _makedirs(target)
+    _mount(source, target, None, MS_BIND | MS_REC)  # locked submounts come along
+    flags = MS_NOSUID | (0 if devices else MS_NODEV)
+    for st_flag, ms_flag in ST_FLAGS.items():  # flags a nested namespace may not clear
+        if os.statvfs(source).f_flag & st_flag:
+            flags |= ms_flag
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | flags | (MS_RDONLY if read_only else 0))
+
+
+def _tmpfs(target, size_kb, mode="1777", flags=MS_NOSUID | MS_NODEV):
+    _makedirs(target)
+    _mount("tmpfs", target, "tmpfs", flags, "size=%dk,nr_inodes=16384,mode=%s" % (size_kb, mode))
+
+
+def build_root(view, tmp_mb, shm_mb, workdir=None):
+    """In a fresh user + mount (+ PID) namespace: a new root holding only `view` (read-only),
+    /dev's harmless nodes, a private /tmp and /dev/shm of the given sizes, this namespace's
+    own /proc (an empty one where the kernel refuses it) and `workdir` (writable) — all
+    mounted now, for this run, from the host's current tree."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    for point, flags in WRITABLE:
-        _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-    size = "size=%dm,nr_inodes=16384,mode=1777" % tmpfs_mb
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
-    if os.path.isdir("/dev/shm"):
-        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, size)
-    _mount("tmpfs", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k")
+    _tmpfs("/tmp", 1024, "0755")   # becomes the new root
+    os.mkdir("/tmp/.old")
+    _check(_libc.syscall(ctypes.c_long(SYS_PIVOT_ROOT), b"/tmp", b"/tmp/.old"), "pivot_root")
+    os.chdir("/")
+    old = "/.old"
+    for path in view["ro_dirs"]:
+        if os.path.isdir(old + path):
+            _bind(old + path, path, True)
+    for path, target in view["symlinks"].items():
+        os.symlink(target, path)
+    for path in view["ro_files"]:
+        if os.path.isfile(old + path):
+            _bind(old + path, path, True, is_file=True)
+    for path in view["hidden"]:
+        if os.path.isdir(path):
+            _tmpfs(path, 4, "0755", MS_NOSUID | MS_NODEV | MS_RDONLY)
+    _tmpfs("/dev", 64, "0755", MS_NOSUID | MS_NOEXEC)
+    for node in ("null", "zero", "full", "random", "urandom"):
+        _bind(old + "/dev/" + node, "/dev/" + node, False, is_file=True, devices=True)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, "/dev/" + name)
+    _makedirs("/dev/shm")
+    _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+    _tmpfs("/dev/shm", shm_mb * 1024)
+    _tmpfs("/tmp", tmp_mb * 1024)
+    if workdir is not None:
+        _bind(old + workdir, workdir, False)
+    _makedirs("/proc")
+    try:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError:  # a host /proc with masked parts: no /proc rather than the host's
+        _tmpfs("/proc", 4, "0555", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
+    _check(_libc.umount2(old.encode(), MNT_DETACH), "umount old root")
+    os.rmdir(old)
+    _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chdir(workdir or "/tmp")
+
+
+def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
+    """The whole confinement of a child cloned into new namespaces: wait for the parent's id
+    maps (or map our own ids), build the root, become uid 65534, drop every capability and
+    set no_new_privs."""
+    if sync_fd is not None:
+        if os.read(sync_fd, 1) != b"1":
+            os._exit(70)
+        os.close(sync_fd)
+    if not PARENT_MAPS:
+        _map_own_ids()
+    build_root(view, tmp_mb, shm_mb, workdir)
+    try:
+        socket.sethostname("sandbox")
+    except OSError:
+        pass
+    _become_sandbox_user()
+    _drop_capabilities()
 
 
 def _set_limits(limits, names):
@@ -190,6 +274,7 @@ def _enter_child(keep):
 RUN_LIMITS = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE",
               "RLIMIT_NPROC")
 SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
 _libc.syscall.restype = ctypes.c_long
 
 
@@ -221,19 +306,20 @@ def _run_program(program, channels):
     os._exit(code)
 
 
-def _child(request, fds, cgroup_fd, mode, workdir):
+def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
     """Runs in the fresh child: confine it, then run its program."""
     try:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the zygote
-        keep = _enter_child(fds + ([cgroup_fd] if cgroup_fd is not None else []))
-        channels, cgroup_fd = keep[:len(fds)], (keep[-1] if cgroup_fd is not None else None)
-        if cgroup_fd is not None:
-            os.write(cgroup_fd, b"0")
-            os.close(cgroup_fd)
+        extra = list(cgroup_fds) + ([sync_fd] if sync_fd is not None else [])
+        keep = _enter_child(fds + extra)
+        channels, extra = keep[:len(fds)], keep[len(fds):]
+        for fd in extra[:len(cgroup_fds)]:  # join the run's cgroups before anything else
+            os.write(fd, b"0")
+            os.close(fd)
         limits = request.get("limits") or {}
         if mode == "namespace":
-            _isolate_filesystem(int(request.get("tmpfs_mb", 256)))
-            _drop_capabilities()
+            isolate(VIEW, int(request.get("tmp_mb", 64)), int(request.get("shm_mb", 64)),
+                    sync_fd=extra[-1] if sync_fd is not None else None)
             workdir = "/tmp"
         else:
             os.setsid()
@@ -251,10 +337,37 @@ def _child(request, fds, cgroup_fd, mode, workdir):
         os._exit(71)
 
 
+def clone_isolated(host_id=SANDBOX_ID):
+    """clone(2) into new namespaces, the parent writing the child's id maps where it may.
+    Returns (pid, the child's end of the go-ahead pipe — None in the parent)."""
+    sync_r, sync_w = os.pipe()
+    try:
+        pid = _clone(ISOLATE)
+    except OSError:
+        os.close(sync_r)
+        os.close(sync_w)
+        raise
+    if pid == 0:
+        os.close(sync_w)
+        return 0, sync_r
+    os.close(sync_r)
+    try:
+        if PARENT_MAPS:
+            write_id_maps(pid, host_id)
+        os.write(sync_w, b"1")
+    except OSError:
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(sync_w)
+    return pid, None
+
+
 def _spawn(request, fds, namespaces):
     """Fork the requested child. Returns (pid, mode, private directory to remove or None)."""
-    cgroup_fd = fds.pop() if request.get("cgroup") else None
-    workdir = None
+    count = int(request.get("cgroups") or 0)
+    cgroup_fds = fds[len(fds) - count:] if count else []
+    fds = fds[:len(fds) - count] if count else fds
+    workdir = sync_fd = None
     if not request.get("isolate"):
         mode = "trusted"
     elif namespaces:
@@ -262,25 +375,27 @@ def _spawn(request, fds, namespaces):
     else:  # no namespaces here: its own session (killed as a group) and a private directory
         mode = "group"
         workdir = tempfile.mkdtemp(prefix="run-", dir=os.getcwd())
-    pid = _clone(ISOLATE) if mode == "namespace" else os.fork()
+    if mode == "namespace":
+        pid, sync_fd = clone_isolated()
+    else:
+        pid = os.fork()
     if pid == 0:
-        _child(request, fds, cgroup_fd, mode, workdir)
+        _child(request, fds, cgroup_fds, mode, workdir, sync_fd)
     return pid, mode, workdir
 
 
 def _probe_namespaces():
     """Whether an isolated child can be set up here (user namespaces may be disabled)."""
-    if SYS_CLONE is None:
+    if SYS_CLONE is None or SYS_PIVOT_ROOT is None:
         return False
     try:
-        pid = _clone(ISOLATE)
+        pid, sync_fd = clone_isolated()
     except OSError:
         return False
     if pid == 0:
         try:
-            _enter_child([])
-            _isolate_filesystem(1)
-            _drop_capabilities()
+            keep = _enter_child([sync_fd])
+            isolate(VIEW, 1, 1, sync_fd=keep[0])
             os._exit(0)
         finally:
             os._exit(1)
@@ -328,8 +443,10 @@ def serve():
     first, _, _, _ = socket.recv_fds(control, 1 << 22, 0)
     global PROGRAMS
     error = None
+    global VIEW
     try:
-        PROGRAMS = _load_programs(json.loads(first)["programs"])
+        setup = json.loads(first)
+        PROGRAMS, VIEW = _load_programs(setup["programs"]), setup["view"]
         namespaces = _probe_namespaces()
     except BaseException as err:  # noqa: BLE001 - reported to the host
         namespaces, error = False, "%s: %s" % (type(err).__name__, err)
@@ -408,6 +525,41 @@ def serve():
 
 
 PROGRAMS = {}
+VIEW = None  # the host paths an isolated child sees (rlvr_envs.sandbox.view), sent by the host
+
+def run_isolated(config, argv):
+    """`python -c <this file> exec <config> <argv...>`: run one command in the confinement of
+    an isolated child (the local backend's `spawn`). This process stays as the parent that
+    writes the id maps and then only waits; it exits as the command did."""
+    config = json.loads(config)
+    pid, sync_fd = clone_isolated(int(config.get("host_id", SANDBOX_ID)))
+    if pid == 0:
+        try:
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            isolate(config["view"], config["tmp_mb"], config["shm_mb"], config["workdir"],
+                    sync_fd=sync_fd)
+            os.environ["HOME"] = config["workdir"]
+            os.execvp(argv[0], argv)
+        except BaseException as err:  # noqa: BLE001 - reported on stderr, exit code 71
+            os.write(2, ("sandbox setup failed: %s: %s\n" % (type(err).__name__, err)).encode())
+        os._exit(71)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda number, _: os.kill(pid, signal.SIGKILL))
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):  # end the same way, so the caller sees the signal
+        number = os.WTERMSIG(status)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "exec":
+        run_isolated(sys.argv[2], sys.argv[3:])
     serve()

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rlvr_envs.curriculum import zero_variance
+from rlvr_envs.curriculum.selection import zero_variance
 from rlvr_envs.rewards.kimi import kimi_length_penalty
 from rlvr_envs.rewards.lengths import Tokenizer, measure_lengths
 

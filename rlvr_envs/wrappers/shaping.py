@@ -26,7 +26,7 @@ from rlvr_envs.core.prompts import render_plain, thinking_system_prompt
 from rlvr_envs.core.task import Task
 from rlvr_envs.rewards.shaped import ShapedScorer, ShapingConfig
 from rlvr_envs.rewards.thinking import METADATA_KEY, tag_prompt
-from rlvr_envs.wrappers.difficulty import MeasuredDifficulty
+from rlvr_envs.curriculum.measured import MeasuredDifficulty
 
 #: gym.make keyword arguments that `with_shaping` adds, with their defaults (all off)
 SHAPING_KWARGS: dict[str, Any] = {name: getattr(ShapingConfig(), name)

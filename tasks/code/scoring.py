@@ -30,6 +30,21 @@ def compose_program(task: Task, code: str) -> str:
     return prefix + ("" if prefix.endswith("\n") else "\n") + code
 
 
+def check_task(task: Task) -> Mapping[str, Any]:
+    """The task's metadata, or ValueError naming what a code task lacks."""
+    meta = task.metadata
+    mode = meta.get("mode")
+    if mode not in MODES:
+        raise ValueError(f"task {task.source_id or task.id}: metadata['mode'] must be one of "
+                         f"{list(MODES)}, got {mode!r}")
+    needed = {"check": ("test",), "calls": ("function", "tests"), "stdio": ("tests",)}[mode]
+    missing = [key for key in needed if key not in meta]
+    if missing:
+        raise ValueError(f"task {task.source_id or task.id}: a {mode!r} code task needs "
+                         f"metadata {missing}, got keys {sorted(meta)}")
+    return meta
+
+
 class CodeScorer(Scorer):
     """Reward 1 when every test passes (or the passed fraction with `partial_credit`)."""
 
@@ -75,7 +90,7 @@ class CodeScorer(Scorer):
         if error is not None:
             return self._zero("syntax_error", tests_passed=0, tests_total=None,
                               first_failure=error, error=error)
-        verdict = self.grade(task, program)
+        verdict = self._grade_guarded(task, program)
         if verdict.passed:
             reward = 1.0
         elif self.partial_credit and verdict.tests_total:
@@ -90,9 +105,22 @@ class CodeScorer(Scorer):
                               "isolation": verdict.isolation,
                               "grade_seconds": round(verdict.duration, 4)})
 
+    def _grade_guarded(self, task: Task, program: str) -> CodeVerdict:
+        """`grade`, where nothing the candidate did can raise: a malformed task still raises
+        (ValueError naming it), any failure while grading becomes a reward-0 verdict, so a
+        batch loses no other item's reward."""
+        check_task(task)
+        sandbox = self.sandbox  # an unavailable backend is the caller's error: it raises
+        try:
+            return self.grade(task, program)
+        except Exception as err:  # noqa: BLE001 - reported in info, never raised to the trainer
+            return CodeVerdict(False, "sandbox_error",
+                               first_failure=f"grading failed: {type(err).__name__}: "
+                                             f"{str(err)[:300]}", isolation=sandbox.name)
+
     def grade(self, task: Task, program: str) -> CodeVerdict:
-        meta = task.metadata
-        mode = meta.get("mode")
+        meta = check_task(task)
+        mode = meta["mode"]
         limits = Limits.coerce(meta["limits"]) if meta.get("limits") else self.limits
         if mode == "check":
             return grade_check(self.sandbox, program, test=meta["test"], setup=meta.get("setup", ""),
@@ -102,11 +130,8 @@ class CodeScorer(Scorer):
             return grade_calls(self.sandbox, program, function=meta["function"],
                                tests=meta["tests"], float_tolerance=meta.get("float_tolerance"),
                                limits=limits, stop_at_first_failure=not self.partial_credit)
-        if mode == "stdio":
-            return grade_stdio(self.sandbox, program, tests=meta["tests"], limits=limits,
-                               stop_at_first_failure=not self.partial_credit)
-        raise ValueError(f"task {task.source_id or task.id}: metadata['mode'] must be one of "
-                         f"{list(MODES)}, got {mode!r}")
+        return grade_stdio(self.sandbox, program, tests=meta["tests"], limits=limits,
+                           stop_at_first_failure=not self.partial_credit)
 
     def gold_completion(self, task: Task) -> str:
         return f"```python\n{task.answer}\n```"

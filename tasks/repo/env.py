@@ -72,6 +72,7 @@ class RepoEditEnv(MultiTurnEnv):
         self._episode_dir: Path | None = None
         self._workspace: Path | None = None
         self._token = ""
+        self._session = None  # the episode's long-lived container (Docker)
 
     # -- episode state ---------------------------------------------------------------------------
 
@@ -96,6 +97,9 @@ class RepoEditEnv(MultiTurnEnv):
         return statement_text(task)
 
     def end_episode(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
         if self._episode_dir is not None:
             kill_tagged(self._token, self._workspace)
             shutil.rmtree(self._episode_dir, ignore_errors=True)
@@ -115,13 +119,16 @@ class RepoEditEnv(MultiTurnEnv):
         from rlvr_envs.sandbox.base import Limits
 
         assert self._workspace is not None
-        run_env = {"RLVR_EPISODE": self._token, "PYTHONNOUSERSITE": "1", "HOME": "/tmp",
-                   **(env or {})}
+        sandbox = self.scorer.sandbox
+        run_env = {"RLVR_EPISODE": self._token, **tools.tool_env(sandbox), **(env or {})}
+        limits = Limits(wall_time=timeout, memory_mb=2048, max_output_bytes=200_000)
         try:
-            return self.scorer.sandbox.run(command, workdir=self._workspace, env=run_env,
-                                           stdin=stdin,
-                                           limits=Limits(wall_time=timeout, memory_mb=2048,
-                                                         max_output_bytes=200_000))
+            if hasattr(sandbox, "session"):  # one container per episode, not one per command
+                if self._session is None:
+                    self._session = sandbox.session(self._workspace, limits)
+                return self._session.run(command, env=run_env, limits=limits, stdin=stdin)
+            return sandbox.run(command, workdir=self._workspace, env=run_env, stdin=stdin,
+                               limits=limits)
         finally:
             kill_tagged(self._token, self._workspace)
 
@@ -139,7 +146,9 @@ class RepoEditEnv(MultiTurnEnv):
             timeout = args.get("timeout", self.bash_timeout)
             if not 0 < timeout <= MAX_BASH_TIMEOUT:
                 raise ToolCallError(f"timeout must be in (0, {MAX_BASH_TIMEOUT}] seconds")
-            result = self._run(["bash", "-c", args["command"]], float(timeout))
+            result = self._run(tools.bash_argv(args["command"], float(timeout),
+                                               self.max_observation_chars),
+                               float(timeout) + 10)
             return ToolResult(_command_output(result), details={"exit_code": result.exit_code})
         if call.name == "view":
             return ToolResult(tools.view(ws, args["path"], args.get("start_line"),
@@ -151,10 +160,8 @@ class RepoEditEnv(MultiTurnEnv):
             return ToolResult(tools.create(ws, args["path"], args["content"]))
         if call.name == "run_tests":
             meta = self.task.metadata
-            selected = tools.select_visible(list(meta.get("visible_tests", [])),
-                                            args.get("tests"))
-            if not selected:
-                raise ToolCallError("this task has no visible tests")
+            selected = tools.select_tests(ws, list(meta.get("visible_tests", [])),
+                                          args.get("tests"))
             base = self.scorer.base_trees.base_tree(meta)
             command = pytest_command(self.scorer.sandbox, ws, project_config(base), selected)
             # the report stream (stdout) is the grader's; the agent reads pytest's output

@@ -10,7 +10,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,50 +24,24 @@ from rlvr_envs.core.task import Task
 COMPONENTS = {"tests": 0.0}
 
 
-class UnsafeLocalWarning(UserWarning):
-    """Repo tasks run as plain local processes: the agent can read and write the host."""
-
-
 def make_sandbox(backend: Any = "auto", **options: Any):
     """A sandbox for repo tasks (pytest must be importable, so bubblewrap keeps the Python
-    installation's site-packages visible).
-
-    "auto" is bubblewrap when it works here, else Docker. Plain local processes cannot keep
-    an agent from the host (the task files with their gold, the grader's site-packages, the
-    trainer's environment), so "local" is refused unless the backend isolates the host
-    (`hides_host`), and plain processes need `"local-unsafe"` by name (with a warning)."""
-    from rlvr_envs.sandbox import Sandbox, SandboxUnavailable, get_sandbox
+    installation's site-packages visible). Every name means what `get_sandbox` makes of it:
+    "auto" the first backend that isolates here, "local" processes in their own namespaces,
+    and plain processes only as "local-unsafe", asked for by name (with a warning): they can
+    read the task files (gold patches included) and write the host."""
+    from rlvr_envs.sandbox import Sandbox, get_sandbox
 
     if isinstance(backend, Sandbox) or hasattr(backend, "run"):
         return backend
-    if backend == "local-unsafe":
-        from rlvr_envs.sandbox.local import LocalSandbox
-        warnings.warn("repo tasks on sandbox='local-unsafe': agent commands run as plain "
-                      "processes of this user, with the host filesystem, the task files "
-                      "(gold patches included) and the network in reach; use 'bwrap' or "
-                      "'docker' for training", UnsafeLocalWarning, stacklevel=3)
-        return LocalSandbox(**options)
-    if backend == "auto":
+    if backend == "auto":  # get_sandbox's order, each shown the installation's packages
         from rlvr_envs.sandbox.bwrap import bwrap_problem
-        from rlvr_envs.sandbox.docker import docker_problem
-        if bwrap_problem() is None:
-            backend = "bwrap"
-        elif docker_problem() is None:
-            backend = "docker"
-        else:
-            raise SandboxUnavailable(
-                f"repo tasks need an isolating sandbox: bubblewrap ({bwrap_problem()}) and "
-                f"Docker ({docker_problem()}) are both unavailable; install one, or pass "
-                f"sandbox='local-unsafe' to run agent commands as plain local processes")
-    if backend == "bwrap":
+        from rlvr_envs.sandbox.local import namespace_problem
+        backend = "bwrap" if bwrap_problem() is None else \
+            "local" if namespace_problem() is None else "docker"
+    if backend in ("bwrap", "local"):
         options.setdefault("hide_site_packages", False)
-    box = get_sandbox(backend, **options)
-    if box.name == "local" and not getattr(box, "hides_host", False):
-        box.close()
-        raise ValueError("sandbox='local' runs repo-task agents as plain processes that can "
-                         "read the task files (gold patches) and write the host; use 'bwrap' "
-                         "or 'docker', or ask for sandbox='local-unsafe' by name")
-    return box
+    return get_sandbox(backend, **options)
 
 
 class RepoScorer(Scorer):

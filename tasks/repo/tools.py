@@ -15,7 +15,9 @@ from rlvr_envs.core.multiturn import ToolCallError, ToolSpec
 
 TOOL_SPECS = [
     ToolSpec("bash", "Run a bash command in the repository (your working directory). No "
-             "network. Output is capped.",
+             "network. `python`, `python3` and `pytest` are the task's interpreter with the "
+             "test dependencies. stdout and stderr are merged; a long output shows its first "
+             "and last part with a line saying how much was cut.",
              {"type": "object", "properties": {
                  "command": {"type": "string", "description": "the command line"},
                  "timeout": {"type": "integer", "description": "seconds (default 30, max 120)"}},
@@ -27,7 +29,8 @@ TOOL_SPECS = [
                  "start_line": {"type": "integer", "description": "first line (1-based)"},
                  "end_line": {"type": "integer", "description": "last line (inclusive)"}},
               "required": ["path"]}),
-    ToolSpec("str_replace", "Replace the one occurrence of old_str in a file with new_str.",
+    ToolSpec("str_replace", "Replace the one occurrence of old_str in a file with new_str; "
+             "answers with the edited lines, numbered, and a few lines around them.",
              {"type": "object", "properties": {
                  "path": {"type": "string"}, "old_str": {"type": "string"},
                  "new_str": {"type": "string"}},
@@ -36,11 +39,13 @@ TOOL_SPECS = [
              {"type": "object", "properties": {
                  "path": {"type": "string"}, "content": {"type": "string"}},
               "required": ["path", "content"]}),
-    ToolSpec("run_tests", "Run the repository's visible tests (or a subset of them) with "
-             "pytest and show the output.",
+    ToolSpec("run_tests", "Run tests with pytest and show its output: by default the task's "
+             "visible tests; or the given test files, directories or node ids "
+             "(e.g. tests/test_x.py::test_y); [\".\"] runs the whole visible suite.",
              {"type": "object", "properties": {
                  "tests": {"type": "array", "items": {"type": "string"},
-                           "description": "test files or ids among the visible tests"}},
+                           "description": "test files, directories or node ids, relative "
+                                          "to the repository"}},
               "required": []}),
     ToolSpec("submit", "Submit the repository as it is now for grading. Ends the episode.",
              {"type": "object", "properties": {}, "required": []}),
@@ -90,10 +95,21 @@ def str_replace(workspace: Path, path: str, old_str: str, new_str: str) -> str:
     count = text.count(old_str) if old_str else 0
     if count != 1:
         raise ToolCallError(f"old_str must occur exactly once in {path}; it occurs {count} times")
-    target.write_text(text.replace(old_str, new_str, 1), encoding="utf-8",
-                      errors="surrogateescape")
+    new_text = text.replace(old_str, new_str, 1)
+    target.write_text(new_text, encoding="utf-8", errors="surrogateescape")
     line = text[:text.index(old_str)].count("\n") + 1
-    return f"replaced 1 occurrence in {path} (line {line})"
+    return (f"replaced 1 occurrence in {path} (line {line}); the file now reads:\n"
+            + snippet(new_text, line, line + new_str.count("\n")))
+
+
+SNIPPET_CONTEXT = 4
+
+
+def snippet(text: str, first: int, last: int, context: int = SNIPPET_CONTEXT) -> str:
+    """Lines first..last (1-based) of `text` with `context` lines around, numbered."""
+    lines = text.splitlines()
+    start, end = max(1, first - context), min(len(lines), last + context)
+    return "\n".join(f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1))
 
 
 def create(workspace: Path, path: str, content: str) -> str:
@@ -108,14 +124,60 @@ def create(workspace: Path, path: str, content: str) -> str:
     return f"{'overwrote' if existed else 'created'} {path} ({len(content)} characters)"
 
 
-def select_visible(visible: list[str], asked: list[str] | None) -> list[str]:
-    """The asked tests, each of which must be (in) a visible test file or id."""
+def select_tests(workspace: Path, visible: list[str], asked: list[str] | None) -> list[str]:
+    """What `run_tests` runs: the task's visible tests by default, else the asked test files,
+    directories or node ids, each inside the repository (never a pytest option)."""
     if not asked:
+        if not visible:
+            raise ToolCallError("this task names no visible tests; pass test files or ids")
         return list(visible)
-    allowed = []
+    selected = []
     for test in asked:
-        if not any(test == v or test.startswith(v.rstrip("/") + "::") or
-                   test.startswith(v.rstrip("/") + "/") for v in visible):
-            raise ToolCallError(f"{test!r} is not among the visible tests {visible}")
-        allowed.append(test)
-    return allowed
+        if not isinstance(test, str) or not test.strip() or test.startswith("-"):
+            raise ToolCallError(f"{test!r} is not a test file, directory or node id")
+        path = test.split("::", 1)[0]
+        inside(workspace, path or ".")
+        selected.append(test)
+    return selected
+
+
+#: the bash tool's wrapper: runs the command with a deadline, merges its output into a file
+#: and prints it whole, or its real head and real tail with a line saying what was cut
+BASH_WRAPPER = r"""
+out=$(mktemp "${TMPDIR:-/tmp}/rlvr-out.XXXXXX") || exit 125
+timeout -k 1 "$2" bash -c "$1" >"$out" 2>&1 </dev/null
+code=$?
+size=$(stat -c %s "$out")
+if [ "$size" -le "$3" ]; then
+  cat "$out"
+else
+  head -c "$4" "$out"
+  printf '\n[... output cut: %s bytes in all, the first %s and the last %s shown ...]\n' \
+    "$size" "$4" "$4"
+  tail -c "$4" "$out"
+fi
+rm -f "$out"
+if [ "$code" -eq 124 ]; then printf '\n[timed out after %s s: killed]\n' "$2"; fi
+exit $code
+"""
+
+
+def bash_argv(command: str, timeout: float, max_chars: int) -> list[str]:
+    """The argv of one `bash` tool call (see BASH_WRAPPER): at most `max_chars` bytes of
+    output, half head and half tail when cut."""
+    keep = max(256, (max_chars - 200) // 2)
+    return ["bash", "-c", BASH_WRAPPER, "rlvr-bash", command, f"{timeout:g}",
+            str(2 * keep), str(keep)]
+
+
+def tool_env(sandbox) -> dict[str, str]:
+    """Environment of every agent command: the task's interpreter first on PATH (as `python`,
+    `python3` and `pytest` where it is a virtualenv or an installation's bin directory), user
+    site-packages off, HOME outside the repository."""
+    from rlvr_envs.sandbox.base import BASE_ENV
+    env = {"PYTHONNOUSERSITE": "1", "HOME": "/tmp"}
+    if not hasattr(sandbox, "session"):  # a Docker session sets its own PATH
+        python_bin = os.path.dirname(getattr(sandbox, "python", "") or "")
+        if python_bin:
+            env["PATH"] = f"{python_bin}:{BASE_ENV['PATH']}"
+    return env

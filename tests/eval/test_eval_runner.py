@@ -55,8 +55,6 @@ def test_gold_scores_one_on_every_family(tmp_path, family):
     assert gold.summary["pass_at_k"]["1"] == 1.0 and gold.summary["mean_reward"] == 1.0
 
 
-@pytest.mark.skipif("rlvr/HumanEval-v0" not in rlvr_envs.list_envs(),
-                    reason="rlvr/HumanEval-v0 is not registered in this checkout")
 def test_humaneval_canonical_solutions_pass(tmp_path):
     suite = parse_suite({"name": "he", "n": 1, "batch_size": 8, "entries": [
         {"env": "rlvr/HumanEval-v0", "tasks": [f"HumanEval/{i}" for i in range(0, 164, 8)]}]})
@@ -104,9 +102,6 @@ def test_no_flag_raised_counts_zero(tmp_path, write_suite):
 
 
 def test_shaping_monitors_flag_completions_the_env_did_not(tmp_path, write_suite):
-    pytest.importorskip("rlvr_envs.rewards.monitors", reason="the shaping monitors are not "
-                                                             "installed in this checkout")
-
     class Hedger(NullPolicy):
         def generate(self, batch, params, **_):
             return [[Completion("It is \\boxed{1} or \\boxed{2}", num_tokens=9),

@@ -9,7 +9,7 @@ from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.prompts import answer_system_prompt
 from rlvr_envs.core.sources import TaskList
 from rlvr_envs.core.task import Difficulty, Task
-from rlvr_envs.difficulty import PassRates
+from rlvr_envs.curriculum.difficulty import PassRates
 from rlvr_envs.wrappers import (
     GroupScoring,
     HackingMonitor,

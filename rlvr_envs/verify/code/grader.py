@@ -42,7 +42,6 @@ CANDIDATE_SERVER = _WIRE_SRC + "\n" + (_HERE / "candidate_server.py").read_text(
 TEST_DRIVER = _WIRE_SRC + "\n" + (_HERE / "test_driver.py").read_text()
 #: what the fork server preloads: name → source defining `main(*channel_fds)`
 PROGRAMS = {"candidate": CANDIDATE_SERVER, "driver": TEST_DRIVER}
-MAX_MESSAGE_BYTES = 32 * 2**20
 
 
 @dataclass
@@ -50,7 +49,8 @@ class CodeVerdict:
     """Outcome of grading one program against one task's tests."""
 
     passed: bool
-    reason: str  # correct | tests_failed | timeout | load_error | crashed | sandbox_error
+    reason: str  # correct | tests_failed | timeout | memory | bad_output | load_error | crashed
+    #              | sandbox_error
     tests_passed: int = 0
     tests_total: int = 0
     first_failure: str | None = None
@@ -67,13 +67,18 @@ class ChannelTimeout(Exception):
     """The deadline passed while waiting on a process."""
 
 
+class BadOutput(Exception):
+    """A process sent something that is not a well-formed, bounded protocol message."""
+
+
 class Channel:
     """Line-delimited JSON over a pair of fds (a process's pipes, or one socket), with a
     deadline."""
 
     def __init__(self, in_fd: int, out_fd: int, deadline: float):
         self.in_fd, self.out_fd, self.deadline = in_fd, out_fd, deadline
-        self.buffer = b""
+        self.buffer = bytearray()
+        self.scanned = 0  # how much of the buffer is known to hold no newline
         os.set_blocking(in_fd, False)
         os.set_blocking(out_fd, False)
 
@@ -96,7 +101,15 @@ class Channel:
                     raise ChannelClosed() from err
 
     def receive(self) -> dict:
-        while b"\n" not in self.buffer:
+        """The next message. Raises ChannelClosed (the peer ended), ChannelTimeout, or
+        BadOutput (a line that is not a bounded, well-formed JSON object)."""
+        while True:
+            end = self.buffer.find(b"\n", self.scanned)
+            if end >= 0:
+                break
+            self.scanned = len(self.buffer)
+            if len(self.buffer) > wire.MAX_MESSAGE_BYTES:
+                raise BadOutput(f"a reply longer than {wire.MAX_MESSAGE_BYTES} bytes")
             left = self.deadline - time.monotonic()
             if left <= 0:
                 raise ChannelTimeout()
@@ -112,16 +125,13 @@ class Channel:
             if not chunk:
                 raise ChannelClosed()
             self.buffer += chunk
-            if len(self.buffer) > MAX_MESSAGE_BYTES:
-                raise ChannelClosed()
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end + 1]
+        self.scanned = 0
         try:
-            message = json.loads(line)
-        except ValueError as err:
-            raise ChannelClosed() from err
-        if not isinstance(message, dict):
-            raise ChannelClosed()
-        return message
+            return wire.load_message(line)
+        except wire.WireError as err:
+            raise BadOutput(str(err)) from None
 
 
 def _python(sandbox: Sandbox, script: str) -> list[str]:
@@ -202,6 +212,15 @@ class _Run:
         self.driver: _Driver | None = None
         self.procs: list[SandboxedProcess] = []
         self.sockets: list[socket.socket] = []
+        self._oom: bool | None = None
+
+    def out_of_memory(self) -> bool:
+        """Whether a process of the run was killed (or refused memory) at the memory budget;
+        read once, before the run's cgroups go back to their pool."""
+        if self._oom is None:
+            self._oom = bool((self.job is not None and self.job.out_of_memory())
+                             or any(proc.out_of_memory() for proc in self.procs))
+        return self._oom
 
     @property
     def isolation(self) -> str:
@@ -251,6 +270,7 @@ class _Run:
         """End the run's processes; unless the run ended `clean`ly, wait until every process
         it started is gone. A reusable driver that delivered its verdict (`driver_done`)
         goes back to the pool."""
+        self.out_of_memory()
         for sock in self.sockets:
             sock.close()  # the children see end of file and end on their own
         if self.driver is not None:
@@ -266,14 +286,15 @@ class _Run:
             proc.close()
 
 
-def _relay_until_done(driver: Channel, candidate: Channel | None) -> dict:
+def _relay_until_done(driver: Channel, candidate: Channel | None) -> tuple[dict, str | None]:
     """Read the driver's messages until its verdict; relay its candidate requests when the
-    two are not connected directly (a reply {"dead": true} tells it the candidate ended)."""
-    alive = True
+    two are not connected directly (a reply {"dead": true} tells it the candidate ended).
+    Returns the verdict and what was wrong with the candidate's output, if anything."""
+    alive, bad = True, None
     while True:
         message = driver.receive()
         if message.get("op") == "done":
-            return message
+            return message, bad
         if candidate is None:
             raise ChannelClosed()  # a connected driver sends nothing but its verdict
         answer: dict[str, Any] = {"ok": False, "dead": True}
@@ -283,8 +304,22 @@ def _relay_until_done(driver: Channel, candidate: Channel | None) -> dict:
                 answer = candidate.receive()
             except ChannelClosed:
                 alive = False
-                answer = {"ok": False, "dead": True}
-        driver.send(answer)
+            except BadOutput as err:
+                alive, bad = False, str(err)
+        driver.send(answer if alive else {"ok": False, "dead": True})
+
+
+def _verdict(run: _Run, reason: str, started: float, first_failure: str | None,
+             passed: int = 0, total: int = 0, **extra: Any) -> CodeVerdict:
+    """A failed run's verdict; `memory` replaces the reason when the run hit its memory
+    budget (whatever the candidate's process reported, the kernel's count decides)."""
+    if run.out_of_memory():
+        reason = "memory"
+        first_failure = (f"the run exceeded its memory budget of {run.limits.memory_mb} MiB "
+                         f"({first_failure})" if first_failure else
+                         f"the run exceeded its memory budget of {run.limits.memory_mb} MiB")
+    return CodeVerdict(False, reason, passed, total, first_failure, run.isolation,
+                       time.monotonic() - started, extra=extra)
 
 
 def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
@@ -307,24 +342,25 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 pass  # the driver reports the broken test code itself
         driver.send(request)
-        message = _relay_until_done(driver, candidate_channel)
+        message, bad = _relay_until_done(driver, candidate_channel)
+        bad = bad or message.get("bad_output")
         done = True
         clean = message.get("load") == "ok" and message.get("call_errors") == 0
     except ChannelTimeout:
-        return CodeVerdict(False, "timeout", first_failure=f"no result within "
-                           f"{limits.wall_time:g}s", isolation=run.isolation,
-                           duration=time.monotonic() - started)
+        return _verdict(run, "timeout", started, f"no result within {limits.wall_time:g}s")
     except ChannelClosed:
-        return CodeVerdict(False, "sandbox_error", first_failure="the test driver stopped",
-                           isolation=run.isolation, duration=time.monotonic() - started)
+        return _verdict(run, "sandbox_error", started, "the test driver stopped")
+    except BadOutput as err:
+        return _verdict(run, "sandbox_error", started, f"the test driver sent {err}")
     finally:
         run.close(clean, done)
+    if bad:
+        return _verdict(run, "bad_output", started, f"the candidate sent {str(bad)[:300]}",
+                        0, int(message.get("asserts_total") or 0))
     if message.get("load") == "error":
-        return CodeVerdict(False, "load_error", first_failure=message.get("load_error"),
-                           isolation=run.isolation, duration=time.monotonic() - started)
+        return _verdict(run, "load_error", started, message.get("load_error"))
     if message.get("load") != "ok":
-        return CodeVerdict(False, "crashed", first_failure=_exit_note(candidate),
-                           isolation=run.isolation, duration=time.monotonic() - started)
+        return _verdict(run, "crashed", started, _exit_note(candidate))
     total = int(message.get("asserts_total", 0))
     passed_asserts = int(message.get("asserts_passed", 0))
     ok = (bool(message.get("completed")) and message.get("failures") == 0
@@ -333,11 +369,12 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
     first = message.get("first_failure")
     if not ok and first is None:
         first = "no assert ran against the candidate" if not message.get("calls") else None
-    return CodeVerdict(ok, "correct" if ok else "tests_failed",
-                       tests_passed=total if ok else min(passed_asserts, total),
-                       tests_total=total, first_failure=first, isolation=run.isolation,
-                       duration=time.monotonic() - started,
-                       extra={"calls": message.get("calls"), "asserts_run": message.get("asserts_run")})
+    extra = {"calls": message.get("calls"), "asserts_run": message.get("asserts_run")}
+    if not ok:
+        return _verdict(run, "tests_failed", started, first, min(passed_asserts, total), total,
+                        **extra)
+    return CodeVerdict(True, "correct", total, total, first, run.isolation,
+                       time.monotonic() - started, extra=extra)
 
 
 def grade_calls(sandbox: Sandbox, code: str, *, function: str, tests: Sequence[dict],
@@ -355,12 +392,10 @@ def grade_calls(sandbox: Sandbox, code: str, *, function: str, tests: Sequence[d
             chan.send({"op": "load", "code": code})
             reply = chan.receive()
         except ChannelClosed:
-            return CodeVerdict(False, "crashed", 0, len(tests), _exit_note(candidate),
-                               run.isolation, time.monotonic() - started)
+            return _verdict(run, "crashed", started, _exit_note(candidate), 0, len(tests))
         if not reply.get("ok"):
-            return CodeVerdict(False, "load_error", 0, len(tests),
-                               str(reply.get("error"))[:2000], run.isolation,
-                               time.monotonic() - started)
+            return _verdict(run, "load_error", started, str(reply.get("error"))[:2000], 0,
+                            len(tests))
         for index, test in enumerate(tests):
             try:
                 chan.send({"op": "call", "name": function, "args": test["args"],
@@ -374,25 +409,29 @@ def grade_calls(sandbox: Sandbox, code: str, *, function: str, tests: Sequence[d
             else:
                 try:
                     got = wire.decode(answer.get("value"))
-                except (wire.WireError, ValueError, TypeError, RecursionError):
-                    got, first = None, first or f"test {index}: malformed return value"
+                except wire.WireError as err:
+                    return _verdict(run, "bad_output", started,
+                                    f"test {index}: the candidate sent {err}", passed,
+                                    len(tests))
+                if wire.same_value(got, wire.decode(test["expected"]), float_tolerance):
+                    passed += 1
                 else:
-                    if wire.same_value(got, wire.decode(test["expected"]), float_tolerance):
-                        passed += 1
-                    else:
-                        first = first or f"test {index}: wrong result {got!r:.200}"
+                    first = first or f"test {index}: wrong result {wire.short_repr(got)}"
             if first and stop_at_first_failure:
                 break
         clean = first is None
     except ChannelTimeout:
-        return CodeVerdict(False, "timeout", passed, len(tests),
-                           f"no result within {limits.wall_time:g}s", run.isolation,
-                           time.monotonic() - started)
+        return _verdict(run, "timeout", started, f"no result within {limits.wall_time:g}s",
+                        passed, len(tests))
+    except BadOutput as err:
+        return _verdict(run, "bad_output", started, f"the candidate sent {err}", passed,
+                        len(tests))
     finally:
         run.close(clean)
-    ok = passed == len(tests) and len(tests) > 0
-    return CodeVerdict(ok, "correct" if ok else "tests_failed", passed, len(tests), first,
-                       run.isolation, time.monotonic() - started)
+    if passed == len(tests) and len(tests) > 0:
+        return CodeVerdict(True, "correct", passed, len(tests), first, run.isolation,
+                           time.monotonic() - started)
+    return _verdict(run, "tests_failed", started, first, passed, len(tests))
 
 
 def normalise_output(text: str) -> list[str]:
@@ -417,8 +456,20 @@ def grade_stdio(sandbox: Sandbox, code: str, *, tests: Sequence[dict],
         run_limits = Limits(**{**limits.__dict__, "wall_time": left})
         result = sandbox.run([sandbox.python, "-I", "-S", "solution.py"],
                              files={"solution.py": code}, stdin=test["input"], limits=run_limits)
+        if result.out_of_memory:
+            reason = "memory"
+            first = (f"test {index}: the run exceeded its memory budget of "
+                     f"{limits.memory_mb} MiB")
+            break
         if result.timed_out:
             reason, first = "timeout", first or f"test {index}: timed out"
+            break
+        if result.truncated:
+            reason = "bad_output"
+            first = f"test {index}: output longer than {limits.max_output_bytes} bytes"
+            break
+        if "\ufffd" in result.stdout and "\ufffd" not in test["output"]:
+            reason, first = "bad_output", f"test {index}: output is not UTF-8"
             break
         if result.exit_code != 0:
             tail = result.stderr.strip().splitlines()[-1:] or [""]

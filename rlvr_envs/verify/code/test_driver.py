@@ -15,15 +15,14 @@ assert failed and every call produced a value.
   ⇄ candidate: {"op": "load", ...}, {"op": "call", ...} (see candidate_server)
   ← {"op": "done", "load": "ok"|"error"|"crashed", "load_error": str|null,
      "completed": bool, "asserts_total": int, "asserts_passed": int, "asserts_run": int,
-     "failures": int, "calls": int, "call_errors": int, "first_failure": str|null}
+     "failures": int, "calls": int, "call_errors": int, "first_failure": str|null,
+     "bad_output": str|null (what was malformed in the candidate's replies)}
 """
 
 import ast as _ast
 import json as _json
 import os as _os
 import sys as _sys
-
-MAX_REPLY_BYTES = 32 * 2**20
 
 
 class CandidateError(Exception):
@@ -42,15 +41,15 @@ class _Link:
         self.writer.flush()
 
     def receive(self):
-        """The next message, or None when the peer has ended (or sent garbage)."""
-        line = self.reader.readline(MAX_REPLY_BYTES)
+        """The next message, or None when the peer has ended; WireError (from
+        `load_message`) when it sent something that is not a bounded protocol message."""
+        line = self.reader.readline(MAX_MESSAGE_BYTES + 1)
         if not line.endswith(b"\n"):
+            if len(line) > MAX_MESSAGE_BYTES:
+                raise WireError("a reply longer than %d bytes" % MAX_MESSAGE_BYTES)
             return None
-        try:
-            message = _json.loads(line)
-        except ValueError:
-            return None
-        if type(message) is not dict or message.get("dead"):
+        message = load_message(line[:-1])
+        if message.get("dead"):
             return None
         return message
 
@@ -59,6 +58,7 @@ class _State:
     grader = None
     candidate = None
     dead = None
+    bad_output = None
     calls = 0
     call_errors = 0
     first_failure = None
@@ -71,11 +71,16 @@ def _note_failure(text):
 
 
 def _ask_candidate(message):
+    """The candidate's answer, or None once it has ended or sent bad output."""
     try:
         _State.candidate.send(message)
         answer = _State.candidate.receive()
     except OSError:
         answer = None
+    except WireError as err:
+        _State.bad_output = str(err)[:300]
+        _State.dead = "candidate sent %s" % _State.bad_output
+        return None
     if answer is None:
         _State.dead = "candidate process ended"
     return answer
@@ -104,8 +109,9 @@ class _Proxy:
             raise CandidateError(str(answer.get("error", "candidate error"))[:2000])
         try:
             return decode(answer["value"])
-        except (WireError, ValueError, KeyError, TypeError, RecursionError) as err:
+        except (WireError, KeyError) as err:
             _State.call_errors += 1
+            _State.bad_output = _State.bad_output or ("malformed data: %s" % err)[:300]
             raise CandidateError("candidate returned malformed data: %s" % err)
 
 
@@ -173,7 +179,12 @@ def _compiled(request):
 def _check(request):
     _State.candidate.send({"op": "load", "code": request.get("code", "")})
     setup, test, counted_asserts = _compiled(request)  # while the candidate loads its code
-    answer = _State.candidate.receive()
+    try:
+        answer = _State.candidate.receive()
+    except WireError as err:
+        _State.grader.send({"op": "done", "load": "crashed", "load_error": None,
+                            "bad_output": str(err)[:300]})
+        return
     if answer is None:
         _State.dead = "candidate process ended"
         load, load_error = "crashed", None
@@ -205,11 +216,12 @@ def _check(request):
                         "asserts_run": sum(r[0] for r in _State.asserts.values()),
                         "failures": failures, "calls": _State.calls,
                         "call_errors": _State.call_errors,
-                        "first_failure": _State.first_failure})
+                        "first_failure": _State.first_failure,
+                        "bad_output": _State.bad_output})
 
 
 def _reset():
-    _State.dead = None
+    _State.dead = _State.bad_output = None
     _State.calls = _State.call_errors = 0
     _State.first_failure = None
     _State.asserts = {}

@@ -10,6 +10,10 @@ import json
 import math
 
 MAX_DEPTH = 64
+#: the longest protocol line either side accepts (a value of a few million elements)
+MAX_MESSAGE_BYTES = 32 * 2**20
+#: the longest int literal a message may hold (also Python's own int/str conversion limit)
+MAX_INT_DIGITS = 4000
 
 
 class WireError(ValueError):
@@ -51,8 +55,44 @@ def encode(value, depth=0):
 def _float(text):
     if type(text) is not str:
         raise WireError("malformed float")
-    value = float(text)
-    return value
+    try:
+        return float(text)
+    except ValueError:
+        raise WireError("malformed float") from None
+
+
+def load_message(line):
+    """One protocol line (bytes) → a dict, or WireError for anything else: too long, not
+    UTF-8, not JSON, nested too deeply for the parser, a huge number, not an object. Bytes
+    from a candidate go through here and nowhere else, so no input makes a reader raise
+    anything but WireError."""
+    if len(line) > MAX_MESSAGE_BYTES:
+        raise WireError("message longer than %d bytes" % MAX_MESSAGE_BYTES)
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise WireError("message is not UTF-8") from None
+    try:
+        message = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
+    except RecursionError:
+        raise WireError("message nested too deeply") from None
+    except WireError:
+        raise
+    except (ValueError, MemoryError) as err:
+        raise WireError("malformed message: %s" % str(err)[:200]) from None
+    if type(message) is not dict:
+        raise WireError("message is not a JSON object")
+    return message
+
+
+def _json_int(text):
+    if len(text) > MAX_INT_DIGITS:
+        raise WireError("number with more than %d digits" % MAX_INT_DIGITS)
+    return int(text)
+
+
+def _json_constant(name):
+    raise WireError("non-standard JSON constant %s" % name)
 
 
 def decode(item, depth=0):
@@ -65,8 +105,11 @@ def decode(item, depth=0):
         return None
     if tag == "bool" and type(data) is bool:
         return data
-    if tag == "int" and type(data) is str and len(data) < 4000:
-        return int(data)
+    if tag == "int" and type(data) is str and len(data) <= MAX_INT_DIGITS:
+        try:
+            return int(data)
+        except ValueError:
+            raise WireError("malformed int") from None
     if tag == "float":
         return _float(data)
     if tag == "str" and type(data) is str:
@@ -74,18 +117,37 @@ def decode(item, depth=0):
     if tag == "complex" and type(data) is list and len(data) == 2:
         return complex(_float(data[0]), _float(data[1]))
     if tag == "bytes" and type(data) is str:
-        return bytes.fromhex(data)
+        try:
+            return bytes.fromhex(data)
+        except ValueError:
+            raise WireError("malformed bytes") from None
     if tag in ("list", "tuple", "set", "frozenset") and type(data) is list:
         items = [decode(v, depth + 1) for v in data]
-        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+        try:
+            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+        except TypeError:
+            raise WireError("unhashable set element") from None
     if tag == "dict" and type(data) is list:
         out = {}
         for pair in data:
             if type(pair) is not list or len(pair) != 2:
                 raise WireError("malformed dict entry")
-            out[decode(pair[0], depth + 1)] = decode(pair[1], depth + 1)
+            try:
+                out[decode(pair[0], depth + 1)] = decode(pair[1], depth + 1)
+            except TypeError:
+                raise WireError("unhashable dict key") from None
         return out
     raise WireError("unknown or malformed tag %r" % (tag,))
+
+
+def short_repr(value, limit=200):
+    """repr of a decoded value, cut to `limit` characters without building a huge string."""
+    import reprlib
+    shorter = reprlib.Repr()
+    shorter.maxstring = shorter.maxother = shorter.maxlong = limit
+    shorter.maxlist = shorter.maxtuple = shorter.maxdict = shorter.maxset = 20
+    shorter.maxfrozenset = 20
+    return shorter.repr(value)[:limit]
 
 
 def same_value(a, b, float_tolerance=None):

@@ -369,12 +369,18 @@ def algebra_equal(gold: str, answer: str) -> bool | None:
     """True/False when it is proved (see the module docstring), None when the symbolic path
     must decide."""
     g, a = parse_algebra(gold), parse_algebra(answer)
-    if g is None or a is None or g[0] != a[0]:
+    if g is None or a is None:
         return None
     names = sorted(set().union(*(_variables(t, set()) for t in g[1:] + a[1:])))
     if len(names) > _MAX_VARIABLES:
         return None
     try:
+        if g[0] != a[0]:  # "x = 2√3" against "2√3": the value assigned is what counts
+            equation, value = (a, g) if a[0] == "eq" else (g, a)
+            if equation[1][0] != "var" or equation[1][1] in _variables(equation[2], set()):
+                return None
+            values = (value[1], equation[2]) if value is g else (equation[2], value[1])
+            return _expressions_equal(*values, names)
         if g[0] == "expr":
             return _expressions_equal(g[1], a[1], names)
         if g[1][0] == "var" and g[1] == a[1] and g[1][1] not in _variables(g[2], set()) \

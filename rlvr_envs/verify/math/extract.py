@@ -30,8 +30,8 @@ ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
 _BARE_BOX_ARG = re.compile(r"\s*([^\s${}]+)")
 _MINERVA_END = "I hope it is correct"
-_MINERVA = re.compile(r"final answer is[ \t]*([^\n]{1,%d}?)\.?[ \t]*I hope it is correct"
-                      % MAX_ANSWER_CHARS, re.IGNORECASE)
+_MINERVA = re.compile(rf"final answer is[ \t]*([^\n]{{1,{MAX_ANSWER_CHARS}}}?)\.?[ \t]*{_MINERVA_END}",
+                      re.IGNORECASE)
 _GSM8K = re.compile(r"####[ \t]*([^\n]*)")
 _ANSWER_IS = re.compile(
     r"(?:final answer|the answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*?)(?=\.(?:\s|$)|\n|$)",

@@ -178,7 +178,7 @@ def _readings(gold: tuple, answer: tuple) -> tuple[tuple, tuple]:
             try:
                 expr = expr.xreplace(unit)
             except Exception:  # noqa: BLE001 - keep what does not rebuild
-                pass
+                logging.getLogger(__name__).debug("kept i as a symbol in %r", expr)
         return expr
 
     return tuple(map(read, gold)), tuple(map(read, answer))

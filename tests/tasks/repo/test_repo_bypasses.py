@@ -1,5 +1,5 @@
-"""The four bypass classes of the grader, each played through the env on bubblewrap and
-Docker: pytest config files of every name pytest knows, user site-packages in the tree,
+"""The four bypass classes of the grader, each played through the env on every isolating
+backend (local namespaces, bubblewrap, Docker): pytest config files of every name pytest knows, user site-packages in the tree,
 standard-library shadowing, and in-process tampering (a forged report stream, an atexit
 rewrite, a plugin registered through `gc`). Every one scores 0; the honest fix scores 1.
 
@@ -45,10 +45,9 @@ def bash(command):
     return format_tool_call("bash", {"command": command})
 
 
-@pytest.fixture(params=["bwrap", "docker"])
-def backend(request):
-    return request.getfixturevalue("isolated_sandbox" if request.param == "bwrap"
-                                   else "repo_docker_sandbox")
+@pytest.fixture
+def backend(isolating_sandbox):
+    return isolating_sandbox
 
 
 def play(sandbox, task, actions, *, strict_diff=False):

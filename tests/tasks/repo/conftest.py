@@ -35,6 +35,29 @@ def unsafe_local_sandbox():
 
 
 @pytest.fixture(scope="session")
+def namespace_sandbox():
+    """The `local` backend (its own namespaces), showing the installation's packages."""
+    from rlvr_envs.sandbox.local import namespace_problem
+    if namespace_problem() is not None:
+        pytest.skip(f"user namespaces unavailable: {namespace_problem()}")
+    from rlvr_envs.tasks.repo.scoring import make_sandbox
+    box = make_sandbox("local")
+    yield box
+    box.close()
+
+
+#: fixture of each isolating backend, for tests parametrized over them
+ISOLATING = {"local": "namespace_sandbox", "bwrap": "isolated_sandbox",
+             "docker": "repo_docker_sandbox"}
+
+
+@pytest.fixture(params=sorted(ISOLATING))
+def isolating_sandbox(request):
+    """Each backend that isolates the host: local (namespaces), bwrap, docker."""
+    return request.getfixturevalue(ISOLATING[request.param])
+
+
+@pytest.fixture(scope="session")
 def isolated_sandbox():
     """bubblewrap when it works here, else the local backend (named in the test id)."""
     from rlvr_envs.sandbox.bwrap import bwrap_problem

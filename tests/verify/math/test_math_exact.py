@@ -29,6 +29,10 @@ FAST_PATH = [
     ("identity", "(\\sqrt{3}+\\sqrt{2})(\\sqrt{3}-\\sqrt{2})", "1", True),
     ("identity", "\\frac{\\pi x^2}{4}", "\\frac{1}{4}\\pi x^2", True),
     ("identity", "2x + 3y = 6", "\\frac{y}{2} + \\frac{x}{3} = 1", True),
+    ("assignment", "2\\sqrt{3}", "x = 2\\sqrt{3}", True),
+    ("assignment", "\\frac{x+1}{2}", "y = \\frac{1}{2}x + \\frac{1}{2}", True),
+    ("assignment", "2\\sqrt{3}", "x = 3\\sqrt{3}", False),
+    ("assignment", "x", "x = 2x", None),
     # agrees with the gold at every point the old fast path sampled (7/3, -5/4, 29/8)
     ("no sample points", "x", "x+(x-\\frac{7}{3})(x+\\frac{5}{4})(x-\\frac{29}{8})", False),
     ("no sample points", "x^2", "x^2+(x-\\frac{7}{3})(x+\\frac{5}{4})(x-\\frac{29}{8})(y-\\frac{11}{5})",

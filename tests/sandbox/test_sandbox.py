@@ -112,13 +112,30 @@ def test_explicit_backend_unavailable_raises(monkeypatch):
     try:
         with pytest.raises(SandboxUnavailable, match="bwrap.*apt-get install bubblewrap"):
             get_sandbox("bwrap")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            fallback = get_sandbox("auto")
-        assert fallback.name == "local"
-        assert any("no filesystem or network isolation" in str(w.message) for w in caught)
     finally:
         bw.bwrap_problem.cache_clear()
+
+
+def test_auto_prefers_isolation_and_never_picks_unsafe_local(monkeypatch):
+    import rlvr_envs.sandbox.bwrap as bw
+    import rlvr_envs.sandbox.docker as dk
+    import rlvr_envs.sandbox.local as lo
+
+    monkeypatch.setattr(bw, "bwrap_problem", lambda: "`bwrap` is not on PATH")
+    if lo.namespace_problem() is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the isolated local backend warns about nothing
+            picked = get_sandbox("auto", warm=False)
+        assert picked.name == "local"
+    monkeypatch.setattr(lo, "namespace_problem", lambda: "user namespaces are disabled")
+    monkeypatch.setattr(dk, "docker_problem", lambda: "no Docker engine is reachable")
+    with pytest.raises(SandboxUnavailable, match="local-unsafe"):
+        get_sandbox("auto")
+    with pytest.raises(SandboxUnavailable, match="user namespaces are disabled.*local-unsafe"):
+        get_sandbox("local")
+    with pytest.warns(UserWarning, match="can read the host's files"):
+        unsafe = get_sandbox("local-unsafe", warm=False)
+    assert unsafe.name == "local-unsafe"
 
 
 def test_docker_unavailable_names_the_fix(monkeypatch):

@@ -127,3 +127,12 @@ def test_scorer_pickles():
     from rlvr_envs.core.task import Task
 
     assert scorer.score(Task.from_dict(task), answer(task["answer"])).reward == 1.0
+
+
+@pytest.mark.parametrize("env_id", ["rlvr/ReasoningGym-v0", "rlvr/CHAMP-v0",
+                                    *(f"rlvr/RG-{suffix}-v0" for suffix in CURATED.values())])
+def test_rlvr_check_passes(env_id):
+    from rlvr_envs.checks import check_env_id
+
+    results = list(check_env_id(env_id, samples=3))
+    assert all(ok for _, ok, _ in results), results

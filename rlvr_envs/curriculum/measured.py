@@ -6,7 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlvr_envs.difficulty import PassRates
+from rlvr_envs.curriculum.difficulty import PassRates
 
 
 def annotate(info: dict[str, Any], rates: PassRates) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from rlvr_envs.verify.math.verifier import clear_caches
 
 pytestmark = pytest.mark.slow
 
-CASES_PATH = Path(__file__).resolve().parents[1] / "data" / "math_cases.jsonl"
+CASES_PATH = Path(__file__).resolve().parent / "math_cases.jsonl"
 HOG = "while True:\n    pass\n"
 
 
@@ -41,8 +41,8 @@ def _pairs() -> list[dict]:
 
 def _judge_one_by_one(pairs: list[dict]) -> list[tuple]:
     clear_caches()
-    verdicts = [verify_math(p["completion"], p["gold"],
-                            answer_format=p.get("answer_format", "boxed")) for p in pairs]
+    verdicts = [verify_math(p["completion"], p["gold"], answer_format=p.get("answer_format", "boxed"),
+                            question=p.get("question")) for p in pairs]
     return [(v.correct, v.reason) for v in verdicts]
 
 
@@ -52,7 +52,7 @@ def _judge_in_batches(pairs: list[dict]) -> list[tuple]:
     for fmt in ("boxed", "r1"):
         chosen = [p for p in pairs if p.get("answer_format", "boxed") == fmt]
         verdicts = verify_batch([p["completion"] for p in chosen], [p["gold"] for p in chosen],
-                                answer_format=fmt)
+                                answer_format=fmt, questions=[p.get("question") for p in chosen])
         out += [(p["gold"], p["completion"], v.correct, v.reason) for p, v in zip(chosen, verdicts)]
     return sorted(out)
 

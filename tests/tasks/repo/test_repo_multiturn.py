@@ -99,8 +99,43 @@ def test_tools_work_in_the_workspace(repo_env, calc_task):
     assert "occurs 0 times" in obs
     obs, *_ = repo_env.step({"name": "run_tests", "arguments": {}})
     assert "failed" in obs and "test_subtraction_is_left_associative" in obs
-    obs, *_ = repo_env.step({"name": "bash", "arguments": {"command": "yes | head -c 100000"}})
-    assert "output truncated" in obs and len(obs) <= repo_env.max_observation_chars
+    obs, *_ = repo_env.step({"name": "bash", "arguments": {"command": "seq 1 100000"}})
+    assert obs.startswith("1\n2\n3\n") and obs.endswith("99999\n100000\n[exit code 0]")
+    assert "[... output cut: 588895 bytes in all" in obs
+    assert len(obs) <= repo_env.max_observation_chars
+
+
+@pytest.fixture
+def tool_env(isolating_sandbox, calc_task):
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+    env = RepoEditEnv([calc_task], sandbox=isolating_sandbox)
+    env.reset(options={"task": calc_task.id})
+    yield env
+    env.close()
+
+
+def test_agent_tools_on_every_backend(tool_env):
+    """python, python3 and pytest are the task's interpreter with pytest; run_tests takes
+    files, node ids or the whole suite; str_replace shows the edit; nothing survives a call."""
+    step = lambda name, **a: tool_env.step({"name": name, "arguments": a})[0]  # noqa: E731
+    obs = step("bash", command="python -c 'import pytest, sys; print(sys.version_info[:2])'"
+                               " && python3 -m pytest --version && pytest --version")
+    assert "(3, 11)" in obs and obs.count("pytest ") >= 2 and "exit code 0" in obs
+    node = "tests/test_evaluator.py::test_subtraction_is_left_associative"
+    obs = step("run_tests", tests=[node])
+    assert "1 failed" in obs
+    obs = step("run_tests", tests=["."])
+    assert "2 failed" in obs and "passed" in obs
+    for bad in (["--co"], ["../x.py"]):
+        assert step("run_tests", tests=bad).startswith("error:")
+    obs = step("str_replace", path="minicalc/evaluator.py", old_str="next_min = precedence\n",
+               new_str="next_min = precedence if right_assoc else precedence + 1\n")
+    assert "precedence + 1" in obs and obs.count("\n") >= 5
+    assert step("run_tests").count("passed") >= 1 and "failed" not in step("run_tests")
+    step("bash", command="(sleep 300 &); setsid sleep 300 & echo started")
+    obs = step("bash", command="for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | "
+                               "tr '\\0' ' '; echo; done | grep -c '^sleep 300' || true")
+    assert obs.splitlines()[0] == "0"
 
 
 def test_bash_timeout_kills(repo_env):

@@ -13,7 +13,7 @@ from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.prompts import answer_system_prompt
 from rlvr_envs.core.sources import TaskList
 from rlvr_envs.core.task import Task
-from rlvr_envs.curriculum import (
+from rlvr_envs.curriculum.selection import (
     DynamicSamplingBuffer,
     LevelController,
     drop_zero_variance_groups,
@@ -21,7 +21,7 @@ from rlvr_envs.curriculum import (
     in_solvability_range,
     split_groups,
 )
-from rlvr_envs.difficulty import PassRates, estimate_pass_rates
+from rlvr_envs.curriculum.difficulty import PassRates, estimate_pass_rates
 
 TASKS = [Task(prompt=f"Compute {a} * 3.", answer=str(3 * a), family="math") for a in range(1, 6)]
 

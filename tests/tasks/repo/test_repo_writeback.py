@@ -148,7 +148,7 @@ def _attack_actions(canary: Path, workspace_depth: int) -> list[str]:
     return [format_tool_call("bash", {"command": script})]
 
 
-@pytest.mark.parametrize("backend", ["local-unsafe", "bwrap", "docker"])
+@pytest.mark.parametrize("backend", ["local-unsafe", "local", "bwrap", "docker"])
 def test_canary_outside_the_workspace_survives_the_link_attack(request, backend, canary,
                                                                calc_task):
     from rlvr_envs.tasks.repo.env import RepoEditEnv
@@ -156,6 +156,8 @@ def test_canary_outside_the_workspace_survives_the_link_attack(request, backend,
         sandbox = request.getfixturevalue("repo_docker_sandbox")
     elif backend == "bwrap":
         sandbox = request.getfixturevalue("isolated_sandbox")
+    elif backend == "local":
+        sandbox = request.getfixturevalue("namespace_sandbox")
     else:
         sandbox = request.getfixturevalue("unsafe_local_sandbox")
     env = RepoEditEnv([calc_task], sandbox=sandbox)

@@ -16,7 +16,7 @@ from rlvr_envs.verify.math.cache import VerdictCache
 from rlvr_envs.verify.math.verifier import clear_caches
 
 TOWER = "\\boxed{9^{9^{9^{9}}}}"
-CASES_PATH = Path(__file__).resolve().parents[1] / "data" / "math_cases.jsonl"
+CASES_PATH = Path(__file__).resolve().parent / "math_cases.jsonl"
 GENEROUS = 20.0  # CPU seconds: the verdicts, not the budget, are under test
 
 # A stand-in worker: "spin" busy-loops with the CPU timer ignored (as work stuck in C code

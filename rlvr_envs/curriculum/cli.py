@@ -59,7 +59,7 @@ def estimate_command(
 ) -> None:
     """Sample k completions per task and store each task's pass rate, keyed by task id."""
     import rlvr_envs
-    from rlvr_envs.difficulty import default_store_path, estimate_pass_rates, pass_rate_histogram
+    from rlvr_envs.curriculum.difficulty import default_store_path, estimate_pass_rates, pass_rate_histogram
 
     env = rlvr_envs.make(env_id, **json.loads(env_kwargs))
     chosen = resolve_policy_spec(policy)
@@ -81,7 +81,7 @@ def estimate_command(
 @app.command("show")
 def show_command(path: Path, limit: int = typer.Option(20, help="rows to print")) -> None:
     """Summarise a pass-rate file (how it was measured, the histogram, the first rows)."""
-    from rlvr_envs.difficulty import PassRates, pass_rate_histogram
+    from rlvr_envs.curriculum.difficulty import PassRates, pass_rate_histogram
 
     rates = PassRates.load(path)
     values = list(rates.as_dict().values())

@@ -14,9 +14,9 @@ import numpy as np
 
 from rlvr_envs.core.sources import ProceduralSource
 from rlvr_envs.core.task import Task
-from rlvr_envs.curriculum import LevelController, in_solvability_range
-from rlvr_envs.difficulty import PassRates
-from rlvr_envs.wrappers.difficulty import annotate
+from rlvr_envs.curriculum.difficulty import PassRates
+from rlvr_envs.curriculum.measured import annotate
+from rlvr_envs.curriculum.selection import LevelController, in_solvability_range
 
 
 def _finite_tasks(env: gym.Env) -> list[Task] | None:

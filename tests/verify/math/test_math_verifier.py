@@ -22,7 +22,7 @@ from rlvr_envs.verify.math import (
     warm_up,
 )
 
-CASES_PATH = Path(__file__).resolve().parents[1] / "data" / "math_cases.jsonl"
+CASES_PATH = Path(__file__).resolve().parent / "math_cases.jsonl"
 CASES = [json.loads(line) for line in CASES_PATH.read_text(encoding="utf-8").splitlines() if line]
 HACK_CATEGORIES = {"hedge", "hack", "no_answer", "unicode"}
 REQUIRED_CATEGORIES = {
@@ -33,7 +33,7 @@ REQUIRED_CATEGORIES = {
     "empty_set", "set_builder", "membership", "set_of_tuples", "plus_minus", "multibox",
     "chained_inequality", "abs_inequality", "or_union", "repeating_decimal", "scientific",
     "number_words", "base", "unicode_notation", "complex", "cube_root", "decoration", "named",
-    "vector", "choice", "stated_hedge", "stray_box", "restate"}
+    "vector", "stated_hedge", "stray_box", "restate"}
 STYLES = {"boxed", "r1-think", "answer-is", "gsm8k", "r1", "minerva", "multibox", "bare"}
 # Generous: the labelled cases test verdicts, not speed, and CI boxes are loaded.
 CASE_TIMEOUT = 20.0

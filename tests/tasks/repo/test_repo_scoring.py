@@ -38,12 +38,11 @@ def test_cli_import_swebench_and_usage_errors(tmp_path):
     assert result.exit_code != 0 and "missing" in str(result.exception)
 
 
-def test_plain_local_is_refused_unless_asked_for_as_unsafe():
+def test_plain_processes_only_as_local_unsafe_with_a_warning():
     import pytest
-    from rlvr_envs.tasks.repo.scoring import UnsafeLocalWarning, make_sandbox
-    with pytest.raises(ValueError, match="local-unsafe"):
-        make_sandbox("local")
-    with pytest.warns(UnsafeLocalWarning, match="gold patches"):
+    from rlvr_envs.sandbox.local import UnsafeSandboxWarning
+    from rlvr_envs.tasks.repo.scoring import make_sandbox
+    with pytest.warns(UnsafeSandboxWarning, match="host's files"):
         box = make_sandbox("local-unsafe")
-    assert box.name == "local"
+    assert box.name == "local-unsafe"
     box.close()

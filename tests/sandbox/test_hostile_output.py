@@ -1,0 +1,109 @@
+"""No candidate output crashes the caller: whatever bytes a candidate writes on its protocol
+channel (deep nesting, huge numbers, invalid UTF-8, NUL bytes, a reply that never ends), the
+run scores 0 with `verifier="bad_output"`, and a batch keeps every other item's reward."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlvr_envs.core.task import Task
+from rlvr_envs.sandbox import Limits
+from rlvr_envs.sandbox.bwrap import bwrap_problem
+from rlvr_envs.tasks.code.humaneval import load_humaneval
+from rlvr_envs.tasks.code.scoring import CodeScorer
+from rlvr_envs.verify.code import wire
+
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
+                                 reason=f"bubblewrap unavailable: {bwrap_problem()}")
+LIMITS = Limits(wall_time=10.0, memory_mb=256, max_processes=16)
+HUMANEVAL = load_humaneval()
+
+PAYLOADS = {
+    "nesting": 'b"[" * 100_000 + b"\\n"',
+    "nested_value": 'b\'{"ok": true, "value": \' + b"[" * 100_000 + b"\\n"',
+    "huge_json_number": 'b\'{"ok": true, "value": 1\' + b"0" * 100_000 + b"}\\n"',
+    "huge_tagged_int": 'b\'{"ok": true, "value": ["int", "\' + b"9" * 100_000 + b\'"]}\\n\'',
+    "invalid_utf8": 'b\'{"ok": true, "value": ["str", "\\xff\\xfe"]}\\n\'',
+    "nul_bytes": 'b\'{"ok": true, "value": ["str", "a\\x00b"]}\\n\'',
+    "not_an_object": 'b\'[["int", "1"]]\\n\'',
+    "never_ends": 'b"[" * (1 << 20)',   # written again and again, no newline
+}
+
+
+def hostile(function: str, params: str, name: str) -> str:
+    """A candidate that writes payload `name` on every fd it can (its channel among them)."""
+    repeat = "while True:" if name == "never_ends" else "for _ in range(1):"
+    return f"""```python
+import os
+def {function}({params}):
+    data = {PAYLOADS[name]}
+    {repeat}
+        for fd in range(3, 64):
+            try:
+                os.write(fd, data)
+            except OSError:
+                pass
+    os._exit(0)
+```"""
+
+
+def calls_task() -> Task:
+    tests = [{"args": wire.encode([2]), "expected": wire.encode(4)}]
+    return Task(prompt="double(x)", answer="def double(x):\n    return 2 * x\n", family="code",
+                source="test", metadata={"mode": "calls", "function": "double", "tests": tests})
+
+
+@pytest.fixture(scope="module", params=["local", pytest.param("bwrap", marks=needs_bwrap)])
+def scorer(request):
+    scorer = CodeScorer(request.param, limits=LIMITS)
+    yield scorer
+    scorer.close()
+
+
+@pytest.mark.parametrize("name", sorted(PAYLOADS))
+def test_calls_mode_scores_bad_output(scorer, name):
+    score = scorer.score(calls_task(), hostile("double", "x", name))
+    assert score.reward == 0.0 and score.verifier == "bad_output", score
+
+
+@pytest.mark.parametrize("name", ["nesting", "huge_tagged_int", "invalid_utf8", "never_ends"])
+def test_check_mode_scores_bad_output(scorer, name):
+    task = HUMANEVAL.get("HumanEval/0")
+    score = scorer.score(task, hostile("has_close_elements", "numbers, threshold", name))
+    assert score.reward == 0.0 and score.verifier == "bad_output", score
+
+
+def test_batch_keeps_the_other_rewards(scorer):
+    task = HUMANEVAL.get("HumanEval/0")
+    gold = scorer.gold_completion(task)
+    completions = [gold, hostile("has_close_elements", "numbers, threshold", "nesting"), gold]
+    scores = scorer.score_batch([task] * 3, completions)
+    assert [s.reward for s in scores] == [1.0, 0.0, 1.0]
+    assert scores[1].verifier == "bad_output"
+
+
+def test_stdio_output_that_is_not_text_or_too_long(scorer):
+    task = Task(prompt="echo", answer="print(input())", family="code", source="test",
+                metadata={"mode": "stdio", "tests": [{"input": "hi\n", "output": "hi\n"}]})
+    binary = scorer.score(task, "```python\nimport sys\nsys.stdout.buffer.write(b'hi\\xff\\x00')\n```")
+    assert binary.reward == 0.0 and binary.verifier == "bad_output", binary
+    flood = scorer.score(task, "```python\nimport sys\nsys.stdout.write('x' * 5_000_000)\n```")
+    assert flood.reward == 0.0 and flood.verifier == "bad_output", flood
+    assert scorer.score(task, scorer.gold_completion(task)).reward == 1.0
+
+
+@pytest.mark.parametrize("line", [
+    b"[" * 100_000, b'{"a": ' + b"1" * 5000 + b"}", b'{"a": "\xff"}', b'{"a": "\x00"}',
+    b'{"a": NaN}', b"[]", b"", b"{" * (wire.MAX_MESSAGE_BYTES + 1)])
+def test_load_message_raises_only_wire_errors(line):
+    with pytest.raises(wire.WireError):
+        wire.load_message(line)
+
+
+def test_decode_refuses_malformed_values_with_wire_errors():
+    for item in (["int", "9" * 5000], ["int", "x"], ["float", "nope"], ["bytes", "zz"],
+                 ["set", [["list", []]]], ["dict", [[["list", []], ["int", "1"]]]]):
+        with pytest.raises(wire.WireError):
+            wire.decode(item)
+    assert wire.load_message(b'{"ok": true}') == {"ok": True}
+    assert len(wire.short_repr(list(range(10**6)))) <= 200

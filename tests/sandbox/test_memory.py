@@ -1,0 +1,89 @@
+"""One memory budget per run: anonymous memory, memfd, tmpfs (/tmp, /dev/shm) and the working
+directory all count against `memory_mb`; a run that exceeds it is stopped and reported as
+`verifier="memory"` / `RunResult.out_of_memory`, and the host keeps its memory and disk."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+
+import pytest
+
+from rlvr_envs.core.task import Task
+from rlvr_envs.sandbox import Limits, get_sandbox
+from rlvr_envs.sandbox.bwrap import bwrap_problem
+from rlvr_envs.sandbox.cgroup import memory_cgroup_available
+from rlvr_envs.tasks.code.scoring import CodeScorer
+from rlvr_envs.verify.code import wire
+
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
+                                 reason=f"bubblewrap unavailable: {bwrap_problem()}")
+needs_memcg = pytest.mark.skipif(not memory_cgroup_available(),
+                                 reason="no writable memory cgroup here (not root / not delegated)")
+BUDGET_MB = 96
+#: files may be as large as the budget: the budget, not RLIMIT_FSIZE, must be what stops them
+LIMITS = Limits(wall_time=20.0, memory_mb=BUDGET_MB, max_processes=16,
+                max_file_bytes=1024 * 2**20)
+ATTEMPT_MB = 4 * BUDGET_MB
+ROUTES = {
+    "anonymous": f"keep = [b'x' * 2**20 for _ in range({ATTEMPT_MB})]",
+    "memfd": f"fd = os.memfd_create('fill')\nfor _ in range({ATTEMPT_MB}):\n"
+             f"    os.write(fd, b'x' * 2**20)",
+    "tmp": f"with open('/tmp/fill', 'wb') as fh:\n    for _ in range({ATTEMPT_MB}):\n"
+           f"        fh.write(b'x' * 2**20)\n        fh.flush()",
+    "shm": f"with open('/dev/shm/fill', 'wb') as fh:\n    for _ in range({ATTEMPT_MB}):\n"
+           f"        fh.write(b'x' * 2**20)\n        fh.flush()",
+}
+#: the spawn path also has a working directory of its own on the host
+SPAWN_ROUTES = {**ROUTES, "workdir": ROUTES["tmp"].replace("/tmp/fill", "fill")}
+
+
+def indent(code: str) -> str:
+    return "\n".join("    " + line for line in code.splitlines())
+
+
+def calls_task() -> Task:
+    tests = [{"args": wire.encode([]), "expected": wire.encode(1)}]
+    return Task(prompt="fill()", answer="def fill():\n    return 1\n", family="code",
+                source="test", metadata={"mode": "calls", "function": "fill", "tests": tests})
+
+
+@pytest.fixture(scope="module", params=["local", pytest.param("bwrap", marks=needs_bwrap)])
+def scorer(request):
+    scorer = CodeScorer(request.param, limits=LIMITS)
+    yield scorer
+    scorer.close()
+
+
+@needs_memcg
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_fork_server_run_is_stopped_at_its_budget(scorer, route):
+    code = f"```python\nimport os\ndef fill():\n{indent(ROUTES[route])}\n    return 1\n```"
+    score = scorer.score(calls_task(), code)
+    assert score.reward == 0.0 and score.verifier == "memory", score
+    gold = scorer.score(calls_task(), "```python\ndef fill():\n    return 1\n```")
+    assert gold.reward == 1.0  # the pooled cgroup's count starts afresh for the next run
+
+
+@needs_memcg
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize("route", sorted(SPAWN_ROUTES))
+def test_spawned_run_is_stopped_at_its_budget_and_the_host_keeps_its_disk(backend, route):
+    sandbox = get_sandbox(backend, warm=False)
+    disk_before = shutil.disk_usage(tempfile.gettempdir()).free
+    result = sandbox.run([sandbox.python, "-I", "-S", "-c", "import os\n" + SPAWN_ROUTES[route]],
+                         limits=LIMITS)
+    disk_after = shutil.disk_usage(tempfile.gettempdir()).free
+    assert result.exit_code != 0 and result.out_of_memory, result
+    # nothing of the attempted gigabytes-scale write stayed on (or reached) the host's disk
+    assert disk_before - disk_after < BUDGET_MB * 2**20
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+def test_every_tmpfs_has_a_size(backend):
+    sandbox = get_sandbox(backend, warm=False)
+    code = ("import os\nfor p in ('/tmp', '/dev/shm', '.'):\n"
+            "    st = os.statvfs(p)\n    print(st.f_blocks * st.f_frsize // 2**20)")
+    result = sandbox.run([sandbox.python, "-I", "-S", "-c", code], limits=LIMITS)
+    sizes = [int(v) for v in result.stdout.split()]
+    assert len(sizes) == 3 and all(0 < size <= BUDGET_MB for size in sizes), result
