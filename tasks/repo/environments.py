@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata as metadata
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
-
-from rlvr_envs.tasks.repo.snapshot import cache_dir
 
 #: what every repo task's tests need
 BASE_REQUIREMENTS = ("pytest", "pluggy", "iniconfig", "packaging")
@@ -44,6 +44,16 @@ IMAGE_SITE = "/opt/rlvr-env/site"
 
 class PackageEnvironmentError(RuntimeError):
     """A package environment cannot be built (the message says which distribution and why)."""
+
+
+def env_root() -> Path:
+    """Where environments live: $RLVR_ENV_DIR, else ~/.cache/rlvr-envs/envs. Never under
+    /tmp: sandboxes mount a fresh /tmp, which would hide a directory bound from there."""
+    root = Path(os.environ.get("RLVR_ENV_DIR") or Path.home() / ".cache" / "rlvr-envs" / "envs")
+    if Path(tempfile.gettempdir()) in root.resolve().parents or root.resolve() == Path("/tmp"):
+        raise PackageEnvironmentError(f"package environments cannot live under /tmp ({root}): "
+                                      f"the sandbox's own /tmp hides them; set RLVR_ENV_DIR")
+    return root
 
 
 def requirements_of(package: str, extra: Sequence[str] = ()) -> list[str]:
@@ -104,7 +114,7 @@ def build_environment(package: str, extra: Sequence[str] = (), root: Path | None
         except metadata.PackageNotFoundError as err:
             raise PackageEnvironmentError(f"{name} is not installed in {sys.prefix}") from err
     digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()[:12]
-    site = (root or cache_dir() / "envs") / f"{package}-{digest}" / "site"
+    site = (root or env_root()) / f"{package}-{digest}" / "site"
     if not (site / "REQUIREMENTS.txt").is_file():
         tmp = site.with_name("site.tmp")
         shutil.rmtree(tmp, ignore_errors=True)

@@ -47,7 +47,7 @@ from rlvr_envs.core.task import Task
 CANDIDATE_PACKAGES = ("toolz", "inflection", "boltons", "tabulate", "more-itertools")
 DROP_TOP_LEVEL = {"docs", "doc", "benchmark", "benchmarks", "examples", "requirements",
                   ".github", "HOWTOPUBLISH"}
-LICENSE_NAMES = re.compile(r"^(LICEN[CS]E|COPYING)(\.\w+)?$", re.IGNORECASE)
+LICENSE_NAMES = re.compile(r"^([A-Z0-9]+-)?(LICEN[CS]E|COPYING)([-.][\w.-]+)?$", re.IGNORECASE)
 
 
 class SynthesisError(RuntimeError):
