@@ -104,6 +104,12 @@ def build_task(*, sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: 
         f2p, p2p = split_tests(pristine_run, base_run, max_failing_fraction)
         if p2p_scope == "files":  # as SWE-bench: the tests of the files that show the bug
             p2p = [t for t in p2p if t.split("::", 1)[0] in files_of_tests(f2p)]
+        # a test inside a file the fix changes (a library doctest) names a protected path:
+        # the grader restores that file, so the test could never pass
+        f2p = [t for t in f2p if files_of_tests([t]).isdisjoint(files)]
+        p2p = [t for t in p2p if files_of_tests([t]).isdisjoint(files)]
+        if not f2p:
+            raise TaskRejected("only tests inside the fixed files fail (library doctests)")
         text = statement(base_run, f2p) if callable(statement) else statement
         # grading by node id must agree: base fails, pristine passes
         required = f2p + p2p

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from rlvr_envs.tasks.repo.builder import run_suite_on_copy
+from rlvr_envs.tasks.repo.grading import files_of_tests
 from rlvr_envs.tasks.repo.snapshot import materialise_snapshot
 from rlvr_envs.tasks.repo.statements import render_statement
 
@@ -34,11 +35,19 @@ def passing_in(sandbox, task: Task) -> set[str]:
     return set(run.passing())
 
 
+def gradable(test_id: str, gold_files: Sequence[str]) -> bool:
+    """False for a test that lives in a file the fix changes (a doctest of the library
+    module): the grader restores every file a required test names, so it could never pass."""
+    return files_of_tests([test_id]).isdisjoint(gold_files)
+
+
 def restrict_task(task: Task, passing: set[str]) -> Task | None:
-    """The task with its required tests cut to `passing` (None when no FAIL_TO_PASS is left)."""
+    """The task with its required tests cut to `passing` and to gradable tests (None when no
+    FAIL_TO_PASS is left)."""
     meta = dict(task.metadata)
-    f2p = [t for t in meta["FAIL_TO_PASS"] if t in passing]
-    p2p = [t for t in meta["PASS_TO_PASS"] if t in passing]
+    gold = list(meta.get("gold_files") or [])
+    f2p = [t for t in meta["FAIL_TO_PASS"] if t in passing and gradable(t, gold)]
+    p2p = [t for t in meta["PASS_TO_PASS"] if t in passing and gradable(t, gold)]
     if not f2p:
         return None
     if f2p == list(meta["FAIL_TO_PASS"]) and p2p == list(meta["PASS_TO_PASS"]):

@@ -126,7 +126,7 @@ def test_restricting_to_an_environment_drops_tests_that_do_not_pass_there(built)
 
     task = built[3].kept[0]
     f2p, p2p = task.metadata["FAIL_TO_PASS"], task.metadata["PASS_TO_PASS"]
-    assert restrict_task(task, set(f2p) | set(p2p)) is task
+    assert restrict_task(task, set(f2p) | set(p2p)) is task  # no test inside a fixed file
     assert restrict_task(task, set(p2p)) is None  # no FAIL_TO_PASS left
     cut = restrict_task(task, set(f2p) | set(p2p[1:]))
     assert cut.metadata["PASS_TO_PASS"] == p2p[1:] and cut.metadata["FAIL_TO_PASS"] == f2p
@@ -163,3 +163,57 @@ def test_combinations_need_disjoint_failures_and_separate_hunks():
     groups = {tuple(t.source_id for t in g) for g in pick_combinations([a, b, c, d], 10,
                                                                        random.Random(0))}
     assert groups == {("a", "d"), ("b", "c"), ("b", "d"), ("c", "d"), ("b", "c", "d")}
+
+
+def test_shipped_pack_counts_licences_and_held_out_split():
+    import tarfile
+
+    from rlvr_envs.tasks.repo.pack import PACKS_DIR, pack_manifest, read_pack
+    from rlvr_envs.tasks.repo.synth import LICENSE_NAMES
+
+    manifest = pack_manifest("pypi")
+    tasks = read_pack("pypi")
+    assert manifest["tasks"] == len(tasks) >= 300
+    packages = manifest["packages"]
+    assert len(packages) >= 15
+    held_out = set(manifest["held_out"])
+    assert held_out and held_out < set(packages)
+    by_split = {}
+    for task in tasks:
+        by_split.setdefault(task.split, set()).add(task.metadata["repo"])
+    assert by_split["test"] == held_out  # whole packages, never seen in train/validation
+    assert not (by_split["train"] | by_split["validation"]) & held_out
+    assert {t.difficulty.level for t in tasks} == {1, 2, 3}
+    operators = {(t.metadata.get("mutation") or {}).get("operator") for t in tasks}
+    assert {"combined", "removed_body", "removed_branch"} <= operators
+    snapshots = {t.metadata["snapshot"] for t in tasks}
+    assert len(snapshots) == len(packages)  # one snapshot per package version, shared
+    for name, entry in packages.items():
+        with tarfile.open(PACKS_DIR / "pypi" / "snapshots" / entry["snapshot"]) as tar:
+            assert any(LICENSE_NAMES.match(n) for n in tar.getnames()), name
+        assert entry["license"].split(" ")[0] in ("MIT", "BSD", "BSD-3-Clause", "Apache-2.0")
+    for task in tasks:
+        meta = task.metadata
+        assert meta["FAIL_TO_PASS"] and meta["num_failing"] == len(meta["FAIL_TO_PASS"])
+        # never where the bug is, never the fix
+        assert f"{meta['mutation']['file']}:{meta['mutation'].get('line')}" not in task.prompt
+        fix = [line[1:].strip() for line in task.answer.splitlines()
+               if line.startswith("+") and not line.startswith("+++")]
+        assert not [line for line in fix if len(line) > 12 and line in task.prompt], \
+            task.source_id
+
+
+@pytest.mark.slow
+def test_shipped_pack_sample_passes_the_audit(repo_sandbox):
+    """One task per split of the shipped pack: null scores 0, gold 1 (CI's sample; the whole
+    pack is audited at build time)."""
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+
+    env = RepoEditEnv("pack:pypi", sandbox=repo_sandbox)
+    try:
+        for split in ("train", "validation", "test"):
+            task = next(t for t in env.source if t.split == split)
+            assert run_episode(env, NullAgent(), task=task).reward == 0.0, task.source_id
+            assert run_episode(env, GoldPatchAgent(), task=task).reward == 1.0, task.source_id
+    finally:
+        env.close()
