@@ -7,7 +7,7 @@ resumes from its last checkpoint when run again with the same --output-dir.
 from __future__ import annotations
 
 import json
-from typing import List
+from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -19,15 +19,19 @@ console = Console()
 ENV_KWARGS = typer.Option("{}", "--env-kwargs", help="gym.make kwargs as JSON")
 DEVICE = typer.Option("auto", help="auto (cuda when present) | cpu | cuda[:N]")
 DTYPE = typer.Option("auto", help="auto (bf16 on cuda, fp32 on cpu) | float32 | bfloat16 | float16")
+PASS_RATES = typer.Option(None, "--pass-rates", help="pass-rate file (rlvr difficulty estimate): "
+                          "train only on tasks whose rate lies in (solvable-lo, solvable-hi)")
+SOLVABLE_LO = typer.Option(0.0, "--solvable-lo")
+SOLVABLE_HI = typer.Option(1.0, "--solvable-hi")
 
 
-def _kwargs(text: str) -> dict:
+def _kwargs(text: str, option: str = "--env-kwargs") -> dict:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        raise typer.BadParameter(f"--env-kwargs must be a JSON object: {err}") from None
+        raise typer.BadParameter(f"{option} must be a JSON object: {err}") from None
     if not isinstance(value, dict):
-        raise typer.BadParameter("--env-kwargs must be a JSON object, e.g. '{\"difficulty\": 1}'")
+        raise typer.BadParameter(f"{option} must be a JSON object, e.g. '{{\"difficulty\": 1}}'")
     return value
 
 
@@ -55,14 +59,19 @@ def grpo_command(
     save_steps: int = typer.Option(10), seed: int = typer.Option(0),
     multi_turn: bool = typer.Option(False, help="tool-calling env: play episodes (rollout_func)"),
     max_turns: int = typer.Option(8),
-    group_reward: List[str] = typer.Option([], help="module:function group-level reward "
-                                           "f(completions_of_one_prompt, tasks) -> list[float]"),
+    group_reward: List[str] = typer.Option([], help="group-level reward f(completions_of_one_"
+                                           "prompt, tasks) -> list[float]: module:function, or "
+                                           "module:Class{json kwargs} built with the env's "
+                                           "scorer"),
+    zero_variance_groups: str = typer.Option("skip", help="skip|keep groups whose completions "
+                                             "all got the same reward"),
+    pass_rates: Optional[str] = PASS_RATES, solvable_lo: float = SOLVABLE_LO,
+    solvable_hi: float = SOLVABLE_HI,
     device: str = DEVICE, dtype: str = DTYPE,
     gradient_checkpointing: bool = typer.Option(False),
 ) -> None:
     """GRPO through TRL on an env's tasks, rewards from the env's scorer."""
     from rlvr_envs.agents.grpo import GRPOSettings, train_grpo
-    from rlvr_envs.agents.reward_funcs import import_object
 
     try:
         settings = GRPOSettings(
@@ -72,10 +81,10 @@ def grpo_command(
             max_completion_length=max_completion_length, learning_rate=learning_rate,
             temperature=temperature, loss_type=loss_type, beta=beta, save_steps=save_steps,
             seed=seed, multi_turn=multi_turn, max_turns=max_turns, device=device, dtype=dtype,
-            gradient_checkpointing=gradient_checkpointing)
-        settings.validate()
-        groups = [import_object(spec) for spec in group_reward]
-        result = train_grpo(settings, group_rewards=groups)
+            gradient_checkpointing=gradient_checkpointing, group_rewards=list(group_reward),
+            zero_variance_groups=zero_variance_groups, pass_rates=pass_rates,
+            solvable_lo=solvable_lo, solvable_hi=solvable_hi)
+        result = train_grpo(settings)
     except (ValueError, KeyError, TypeError) as err:
         _fail(err)
     _report(result)
@@ -93,6 +102,12 @@ def ppo_command(
     gamma: float = typer.Option(1.0), lam: float = typer.Option(0.95),
     train_tasks: int = typer.Option(64), eval_tasks: int = typer.Option(16),
     save_every: int = typer.Option(5), seed: int = typer.Option(0),
+    temperature: float = typer.Option(1.0, help="sampling temperature (> 0); ratios and KL "
+                                      "use the same tempered distribution"),
+    zero_variance_groups: str = typer.Option("skip", help="skip|keep groups whose samples all "
+                                             "got the same reward"),
+    pass_rates: Optional[str] = PASS_RATES, solvable_lo: float = SOLVABLE_LO,
+    solvable_hi: float = SOLVABLE_HI,
     device: str = DEVICE, dtype: str = DTYPE,
     gradient_checkpointing: bool = typer.Option(False),
 ) -> None:
@@ -107,7 +122,9 @@ def ppo_command(
             learning_rate=learning_rate, kl_coef=kl_coef, ppo_epochs=ppo_epochs,
             minibatch_size=minibatch_size, clip_range=clip_range, vf_coef=vf_coef, gamma=gamma,
             lam=lam, train_tasks=train_tasks, eval_tasks=eval_tasks, save_every=save_every,
-            seed=seed, device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
+            seed=seed, temperature=temperature, zero_variance_groups=zero_variance_groups,
+            pass_rates=pass_rates, solvable_lo=solvable_lo, solvable_hi=solvable_hi,
+            device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
     except (ValueError, KeyError, TypeError) as err:
         _fail(err)
     _report(result)
@@ -122,6 +139,8 @@ def expert_iteration_command(
     sft_epochs: float = typer.Option(1.0), learning_rate: float = typer.Option(1e-5),
     batch_size: int = typer.Option(8), train_tasks: int = typer.Option(64),
     eval_tasks: int = typer.Option(16), seed: int = typer.Option(0),
+    pass_rates: Optional[str] = PASS_RATES, solvable_lo: float = SOLVABLE_LO,
+    solvable_hi: float = SOLVABLE_HI,
     device: str = DEVICE, dtype: str = DTYPE,
     gradient_checkpointing: bool = typer.Option(False),
 ) -> None:
@@ -135,6 +154,7 @@ def expert_iteration_command(
             rounds=rounds, samples_per_task=samples_per_task, max_new_tokens=max_new_tokens,
             temperature=temperature, sft_epochs=sft_epochs, learning_rate=learning_rate,
             batch_size=batch_size, train_tasks=train_tasks, eval_tasks=eval_tasks, seed=seed,
+            pass_rates=pass_rates, solvable_lo=solvable_lo, solvable_hi=solvable_hi,
             device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing))
     except (ValueError, KeyError, TypeError) as err:
         _fail(err)
@@ -155,6 +175,9 @@ def _pairs(values: List[str], what: str) -> dict:
 def distill_command(
     student: str = typer.Option(..., "--student", help="starting model of the student"),
     family: List[str] = typer.Option(..., "--family", help="NAME=ENV_ID, once per family"),
+    family_kwargs: List[str] = typer.Option([], "--family-kwargs",
+                                            help="NAME=JSON: gym.make kwargs of that family's "
+                                            "env, e.g. math='{\"difficulty\": 1}'"),
     expert: List[str] = typer.Option([], "--expert", help="NAME=CHECKPOINT (else trained here "
                                      "by expert iteration)"),
     output_dir: str = typer.Option(..., "--output-dir"),
@@ -171,13 +194,17 @@ def distill_command(
     from rlvr_envs.agents.distill import DistillSettings, FamilySpec, train_distill
 
     envs, experts = _pairs(family, "--family"), _pairs(expert, "--expert")
-    unknown = sorted(set(experts) - set(envs))
-    if unknown:
-        raise typer.BadParameter(f"--expert names {unknown} have no --family")
+    kwargs = {name: _kwargs(text, "--family-kwargs") for name, text in _pairs(family_kwargs,
+                                                            "--family-kwargs").items()}
+    for option, names in (("--expert", experts), ("--family-kwargs", kwargs)):
+        unknown = sorted(set(names) - set(envs))
+        if unknown:
+            raise typer.BadParameter(f"{option} names {unknown} have no --family")
     try:
         result = train_distill(DistillSettings(
             student=student, output_dir=output_dir,
-            families=[FamilySpec(n, e, experts.get(n)) for n, e in envs.items()],
+            families=[FamilySpec(n, e, experts.get(n), kwargs.get(n, {}))
+                      for n, e in envs.items()],
             train_tasks=train_tasks, eval_tasks=eval_tasks, samples_per_task=samples_per_task,
             max_new_tokens=max_new_tokens, expert_rounds=expert_rounds, sft_epochs=sft_epochs,
             sft_learning_rate=sft_learning_rate, logit_epochs=logit_epochs,

@@ -6,6 +6,7 @@
   `rewards/<component>/mean`), plus optional group-level functions
   `f(completions_of_one_prompt, tasks) -> list[float]` (see `reward_funcs`).
 - Loss: TRL's `loss_type` passed through (grpo, dr_grpo, dapo, bnpo, cispo, sapo, luspo, vespo).
+- Groups with no reward variance are left out of the update by default (`grpo_groups`).
 - Multi-turn envs: TRL's `rollout_func`, playing each episode at the token level with the env's
   tool outputs masked out of the loss (see `multiturn`).
 - Run folder: TRL checkpoints every `save_steps`, a JSONL log, the final model, held-out scores
@@ -15,11 +16,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from rlvr_envs.agents.settings import EnvTrainingSettings
+from rlvr_envs.agents.settings import (EnvTrainingSettings, check_zero_variance_mode,
+                                       split_training_tasks, zero_variance_field)
 
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 
@@ -37,8 +39,14 @@ class GRPOSettings(EnvTrainingSettings):
     multi_turn: bool = False
     max_turns: int = 8
     eval_before: bool = True
+    zero_variance_groups: str = zero_variance_field()
+    group_rewards: list[str] = field(default_factory=list, metadata={"help": (
+        "group-level rewards f(completions_of_one_prompt, tasks) -> list[float], as "
+        "'module:function' or 'module:Class{json kwargs}' built with the env's scorer, e.g. "
+        "'rlvr_envs.rewards.trl:KimiGroupPenalty{\"warmup_steps\": 10}'")})
 
     def validate(self) -> None:
+        check_zero_variance_mode(self.zero_variance_groups)
         if self.loss_type not in LOSS_TYPES:
             raise ValueError(f"loss_type must be one of {list(LOSS_TYPES)}, got {self.loss_type!r}")
         if self.num_generations < 2:
@@ -70,14 +78,16 @@ def build_trainer(settings: GRPOSettings, *, group_rewards: Sequence[Callable[..
                   extra_callbacks: Sequence[Any] = ()) -> tuple[Any, dict[str, Any]]:
     """The configured GRPOTrainer and the pieces around it (rows, scorer, env)."""
     import rlvr_envs
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
 
-    from rlvr_envs.agents.data import (EnvDataError, env_scorer, rows_dataset, split_tasks,
-                                       task_rows)
+    from rlvr_envs.agents.grpo_groups import skipping_grpo_trainer
+
+    from rlvr_envs.agents.data import EnvDataError, env_scorer, rows_dataset, task_rows
     from rlvr_envs.agents.models import DeviceSettings, load_model_and_tokenizer
     from rlvr_envs.agents.multiturn import multi_turn_rollout_func, prompt_key
     from rlvr_envs.agents.reward_funcs import (component_reward_funcs, episode_reward_funcs,
-                                               group_reward_funcs, scorer_components)
+                                               group_reward_from_spec, group_reward_funcs,
+                                               scorer_components)
     from rlvr_envs.agents.run_dir import RunDir
 
     settings.validate()
@@ -89,8 +99,7 @@ def build_trainer(settings: GRPOSettings, *, group_rewards: Sequence[Callable[..
     tokenizer.padding_side = "left"
 
     env = rlvr_envs.make(settings.env_id, **settings.env_kwargs)
-    train, held_out = split_tasks(env, settings.train_tasks, settings.eval_tasks,
-                                  seed=settings.seed, env_id=settings.env_id)
+    train, held_out = split_training_tasks(settings, env)
     train_rows = task_rows(env, train, env_id=settings.env_id)
     eval_rows = task_rows(env, held_out, env_id=settings.env_id)
     scorer = getattr(env.unwrapped, "scorer", None)
@@ -107,6 +116,8 @@ def build_trainer(settings: GRPOSettings, *, group_rewards: Sequence[Callable[..
             raise EnvDataError(f"{settings.env_id} is a tool-calling env (its reset info has "
                                f"'tools'); train it with multi_turn=True (--multi-turn)")
         rewards = component_reward_funcs(env_scorer(env, settings.env_id))
+    group_rewards = [group_reward_from_spec(spec, scorer) for spec in settings.group_rewards
+                     ] + list(group_rewards)
     rewards = list(rewards) + group_reward_funcs(group_rewards)
 
     config = GRPOConfig(
@@ -121,7 +132,7 @@ def build_trainer(settings: GRPOSettings, *, group_rewards: Sequence[Callable[..
         bf16=device.use_bf16, use_cpu=device.resolved_device() == "cpu",
         gradient_checkpointing=settings.gradient_checkpointing, top_k=0,
         save_only_model=False)
-    trainer = GRPOTrainer(model=model, reward_funcs=rewards, args=config,
+    trainer = skipping_grpo_trainer(settings.zero_variance_groups)(model=model, reward_funcs=rewards, args=config,
                           train_dataset=rows_dataset(train_rows), processing_class=tokenizer,
                           rollout_func=rollout_func,
                           callbacks=_trainer_callbacks(run) + list(extra_callbacks))

@@ -27,8 +27,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from rlvr_envs.agents.generation import sample_chats
-
-from rlvr_envs.agents.settings import EnvTrainingSettings, prepare_env_run
+from rlvr_envs.agents.settings import (EnvTrainingSettings, prepare_env_run,
+                                       check_zero_variance_mode, zero_variance_field)
+from rlvr_envs.curriculum import drop_zero_variance_groups, split_groups
 
 
 @dataclass
@@ -48,12 +49,17 @@ class PPOSettings(EnvTrainingSettings):
     whiten_advantages: bool = True
     max_grad_norm: float = 1.0
     save_every: int = 5
+    zero_variance_groups: str = zero_variance_field()
 
     def validate(self) -> None:
         for name in ("total_updates", "prompts_per_update", "samples_per_prompt",
                      "max_new_tokens", "ppo_epochs", "minibatch_size", "save_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_zero_variance_mode(self.zero_variance_groups)
+        if self.temperature <= 0:
+            raise ValueError(f"PPO samples its rollouts: temperature must be > 0, got "
+                             f"{self.temperature}")
 
 
 class PolicyWithValue(nn.Module):
@@ -75,9 +81,13 @@ class PolicyWithValue(nn.Module):
         return out.logits, self.value_head(last).squeeze(-1)
 
 
-def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
-    """log p(token_t | tokens_<t) for t >= 1; position t-1's logits predict token t."""
-    logps = F.log_softmax(logits[:, :-1].float(), dim=-1)
+def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor,
+                   temperature: float = 1.0) -> torch.Tensor:
+    """log p(token_t | tokens_<t) for t >= 1 under softmax(logits / temperature), the
+    distribution the rollout sampled from; position t-1's logits predict token t."""
+    if temperature <= 0:
+        raise ValueError(f"PPO needs a sampling temperature > 0, got {temperature}")
+    logps = F.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
     return logps.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
 
 
@@ -167,6 +177,10 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
         run.write_eval({"before": score_model(reference, tokenizer, eval_rows, scorer,
                                               max_new_tokens=settings.max_new_tokens)})
 
+    def checkpoint_if_due(update: int) -> None:
+        if update % settings.save_every == 0 or update == settings.total_updates:
+            save_checkpoint(run.path / f"checkpoint-{update}", agent, tokenizer, optimizer, update)
+
     for update in range(start + 1, settings.total_updates + 1):
         # 1. rollout (seeded per update, so a resumed run sees the same prompts and samples)
         rng = random.Random(settings.seed * 1_000_003 + update)
@@ -179,14 +193,34 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
         samples = [s for g in groups for s in g]
         tasks = [r.task for r in rows for _ in range(settings.samples_per_prompt)]
         # 2. verifiable rewards
-        scores = torch.tensor([s.reward for s in scorer.score_batch(tasks, [s.text for s in samples])],
-                              device=device)
+        rewards_all = [s.reward for s in scorer.score_batch(tasks, [s.text for s in samples])]
+        # groups whose samples all scored the same carry no signal (DAPO dynamic sampling)
+        kept = drop_zero_variance_groups(split_groups(rewards_all,
+                                                      settings.samples_per_prompt)).kept
+        zero_variance_frac = 1 - len(kept) / len(rows)
+        record = {"step": update, "reward": sum(rewards_all) / len(rewards_all),
+                  "completion_tokens": sum(len(s.completion_ids) for s in samples) / len(samples),
+                  "zero_variance_frac": zero_variance_frac,
+                  "skipped_frac": zero_variance_frac if settings.zero_variance_groups == "skip"
+                  else 0.0}
+        if settings.zero_variance_groups == "skip":
+            rows_kept = [g * settings.samples_per_prompt + j for g in kept
+                         for j in range(settings.samples_per_prompt)]
+            samples = [samples[i] for i in rows_kept]
+            rewards_all = [rewards_all[i] for i in rows_kept]
+        if not samples:  # nothing to learn from: no optimiser step (Adam's momentum included)
+            run.log(record)
+            checkpoint_if_due(update)
+            continue
+        scores = torch.tensor(rewards_all, device=device)
         ids, attention, mask = pack(samples, tokenizer.pad_token_id, device)
         with torch.no_grad():
             logits, values = agent(ids, attention)
-            old_logps = token_logprobs(logits, ids)
+            # ratios and KL at the sampling temperature: the rollout policy is softmax(logits/T)
+            old_logps = token_logprobs(logits, ids, settings.temperature)
             old_values = values[:, :-1].float()
-            ref_logps = token_logprobs(reference(input_ids=ids, attention_mask=attention).logits, ids)
+            ref_logps = token_logprobs(reference(input_ids=ids, attention_mask=attention).logits,
+                                       ids, settings.temperature)
             # 3. per-token rewards: KL penalty everywhere, the score on the last completion token
             kl = (old_logps - ref_logps) * mask
             rewards = -settings.kl_coef * kl
@@ -205,7 +239,7 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
             for begin in range(0, len(samples), settings.minibatch_size):
                 mb = order[begin:begin + settings.minibatch_size]
                 logits, values = agent(ids[mb], attention[mb])
-                new_logps = token_logprobs(logits, ids[mb])
+                new_logps = token_logprobs(logits, ids[mb], settings.temperature)
                 new_values = values[:, :-1].float()
                 m = mask[mb]
                 log_ratio = new_logps - old_logps[mb]
@@ -228,12 +262,9 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
                     stats["clipfrac"].append(masked_mean(
                         ((ratio - 1).abs() > settings.clip_range).float(), m).item())
                     stats["approx_kl"].append(masked_mean((ratio - 1) - log_ratio, m).item())
-        run.log({"step": update, "reward": scores.mean().item(),
-                 "kl": (kl.sum(1)).mean().item(),
-                 "completion_tokens": mask.sum(1).mean().item(),
+        run.log({**record, "kl": (kl.sum(1)).mean().item(),
                  **{k: sum(v) / len(v) for k, v in stats.items()}})
-        if update % settings.save_every == 0 or update == settings.total_updates:
-            save_checkpoint(run.path / f"checkpoint-{update}", agent, tokenizer, optimizer, update)
+        checkpoint_if_due(update)
 
     save_checkpoint(run.final_path, agent, tokenizer, optimizer, settings.total_updates)
     if eval_rows:

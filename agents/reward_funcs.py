@@ -9,7 +9,9 @@ Group-level rewards: `group_reward_funcs([f, ...])` adapts functions
 `f(completions_of_one_prompt: list[str], tasks: list[Task]) -> list[float]` (length penalties
 relative to the group, dynamic-sampling filters, ...) to TRL's per-sample interface: rows are
 grouped by task id in batch order, each group is scored together, and the values are written
-back in place. A function may return None for a row to leave it out of that reward.
+back in place. A function may return None for a row to leave it out of that reward. A function
+with a `step` attribute (`rlvr_envs.rewards.trl.KimiGroupPenalty`) gets the trainer's global
+step before each call, so its warm-up counts training steps.
 """
 
 from __future__ import annotations
@@ -111,7 +113,9 @@ def group_reward_funcs(functions: Sequence[GroupRewardFn]) -> list[Callable[...,
     adapted = []
     for fn in functions:
         def reward(prompts: list[Any], completions: list[Any], task: list[Any], *,
-                   _fn: GroupRewardFn = fn, **_: Any) -> list[Any]:
+                   _fn: GroupRewardFn = fn, trainer_state: Any = None, **_: Any) -> list[Any]:
+            if hasattr(_fn, "step") and trainer_state is not None:  # warm-up (KimiGroupPenalty)
+                _fn.step = int(trainer_state.global_step)
             tasks = [task_of(t) for t in task]
             groups: OrderedDict[str, list[int]] = OrderedDict()
             for i, t in enumerate(tasks):
@@ -130,6 +134,32 @@ def group_reward_funcs(functions: Sequence[GroupRewardFn]) -> list[Callable[...,
         reward.__name__ = getattr(fn, "__name__", "group_reward")
         adapted.append(reward)
     return adapted
+
+
+def group_reward_from_spec(spec: str, scorer: Any) -> GroupRewardFn:
+    """`module:function`, or `module:Class{"json": "kwargs"}` built as `Class(scorer, **kwargs)`
+    with the env's scorer (e.g. `rlvr_envs.rewards.trl:KimiGroupPenalty{"warmup_steps": 10}`)."""
+    import json
+
+    target, brace, rest = spec.partition("{")
+    kwargs: dict[str, Any] = {}
+    if brace:
+        try:
+            kwargs = json.loads(brace + rest)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"group reward {spec!r}: the part after the name must be a JSON "
+                             f"object of keyword arguments ({err})") from None
+        if not isinstance(kwargs, dict):
+            raise ValueError(f"group reward {spec!r}: expected a JSON object of kwargs")
+    obj = import_object(target)
+    if isinstance(obj, type):
+        return obj(scorer, **kwargs)
+    if kwargs:
+        raise ValueError(f"group reward {target!r} is a function; keyword arguments "
+                         f"{sorted(kwargs)} apply only to a class built with the env's scorer")
+    if not callable(obj):
+        raise ValueError(f"group reward {target!r} is not callable")
+    return obj
 
 
 def import_object(spec: str) -> Any:

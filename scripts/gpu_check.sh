@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # GPU check: a short GRPO run on the embedded SmolLM2-135M (bf16 on CUDA), printing generation
-# and training tokens/s and peak GPU memory. Meant to finish in well under 5 minutes on one GPU.
-# Usage: scripts/gpu_check.sh [STEPS]   (run from the repository root, with the `train` extra)
+# and training tokens/s and peak GPU memory; then, unless EXPERIMENTS=0, the four experiments of
+# docs/experiments.md at a larger scale than on CPU (SmolLM2-135M, 2 seeds; experiments 2-4
+# start from experiment 1's expert-iteration checkpoint). Results land in experiments/results/.
+# Usage: scripts/gpu_check.sh [STEPS]   (run from the repository root, with the `train` and
+# `experiments` extras)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
@@ -56,3 +59,14 @@ print(f"GRPO: {steps} steps in {wall:.1f} s; median step {sorted(steady)[len(ste
       f"{tokens / sum(timer.times):.0f} tokens/s (prompt + completion, generation + update)")
 print(f"peak GPU memory: {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
 PY
+
+[ "${EXPERIMENTS:-1}" = "0" ] && exit 0
+R=experiments/results/gpu
+"$PY" experiments/exp1_sft_then_rl.py --model smollm2-135m --seeds 0 1 --device cuda \
+    --train-tasks 128 --eval-tasks 64 --ei-rounds 2 --samples-per-task 8 --grpo-steps 40 \
+    --out $R/exp1_sft_then_rl
+START=$R/exp1_sft_then_rl/ei-s0/final
+for EXP in exp2_length_normalisation exp3_kimi_length_penalty exp4_difficulty_filtering; do
+    "$PY" experiments/$EXP.py --model "$START" --seeds 0 1 --device cuda --steps 60 \
+        --max-new-tokens 256 --out $R/$EXP
+done

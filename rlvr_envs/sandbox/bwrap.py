@@ -94,8 +94,8 @@ class BwrapSandbox(LocalSandbox):
              shm_mb: int, owned: bool) -> list[str]:
         return [*self._static, "--size", str(tmp_mb * 2**20), "--tmpfs", "/tmp",
                 "--size", str(shm_mb * 2**20), "--tmpfs", "/dev/shm",
-                "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
-                "--setenv", "HOME", str(workdir), "--", *command]
+                "--bind", str(workdir), str(workdir), "--remount-ro", "/",
+                "--chdir", str(workdir), "--setenv", "HOME", str(workdir), "--", *command]
 
     def zygote_argv(self) -> tuple[list[str], Path]:
         """The fork server runs in one bubblewrap sandbox with no host directory writable
@@ -103,7 +103,8 @@ class BwrapSandbox(LocalSandbox):
         from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE
         import tempfile
         home = Path(tempfile.mkdtemp(prefix="rlvr-zygote-"))
-        return [*self._static, "--size", str(2**20), "--tmpfs", "/tmp", "--chdir", "/tmp",
+        return [*self._static, "--size", str(2**20), "--tmpfs", "/tmp", "--remount-ro", "/",
+                "--chdir", "/tmp",
                 "--setenv", "HOME", "/tmp", "--", self.python, "-I", "-S", "-c",
                 ZYGOTE_SOURCE], home
 

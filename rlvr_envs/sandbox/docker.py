@@ -165,7 +165,8 @@ class DockerSandbox(Sandbox):
         tmpfs = f"rw,nosuid,nodev,size={limits.memory_mb}m"
         args = ["docker", "run", "-i", "--name", name, "--network", "none",
                 "--read-only", "--tmpfs", f"/tmp:{tmpfs},mode=1777",
-                "--memory", mem, "--memory-swap", mem, "--cpus", str(self.cpus),
+                "--memory", mem, "--memory-swap", mem, "--shm-size", mem,
+                "--cpus", str(self.cpus),
                 "--pids-limit", str(limits.max_processes),
                 "--ulimit", f"nofile={limits.max_open_files}:{limits.max_open_files}",
                 "--ulimit", f"fsize={limits.max_file_bytes}:{limits.max_file_bytes}",

@@ -375,6 +375,8 @@ class ForkJob:
             cgroup = CGROUPS.acquire(self.limits.max_processes + 1, self.limits.memory_mb * 2**20)
         address_space, tmp_mb, shm_mb = memory_plan(
             self.limits.memory_mb, cgroup is not None and cgroup.has_memory)
+        if not isolate:  # a trusted child has no tmpfs of its own to carve out
+            address_space = self.limits.memory_mb * 2**20
         rlimits = run_rlimits(self.limits, address_space)
         if not cpu_limit:
             del rlimits["RLIMIT_CPU"]

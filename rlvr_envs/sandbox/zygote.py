@@ -152,12 +152,36 @@ def _bind(source, target, read_only, is_file=False, devices=False):
         open(target, "a").close()
     else:
         _makedirs(target)
-    _mount(source, target, None, MS_BIND | MS_REC)  # locked submounts come along
-    flags = MS_NOSUID | (0 if devices else MS_NODEV)
+    try:  # only the directory itself: a mount made under it on the host stays out
+        _mount(source, target, None, MS_BIND)
+    except OSError:  # nested in bubblewrap, whose own (read-only) submounts are locked in
+        _mount(source, target, None, MS_BIND | MS_REC)
+    flags = _read_only_flags(source) & ~(0 if read_only else MS_RDONLY)
+    if devices:
+        flags &= ~MS_NODEV
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | flags)
+
+
+def _read_only_flags(path):
+    flags = MS_RDONLY | MS_NOSUID | MS_NODEV
     for st_flag, ms_flag in ST_FLAGS.items():  # flags a nested namespace may not clear
-        if os.statvfs(source).f_flag & st_flag:
+        if os.statvfs(path).f_flag & st_flag:
             flags |= ms_flag
-    _mount(None, target, None, MS_REMOUNT | MS_BIND | flags | (MS_RDONLY if read_only else 0))
+    return flags
+
+
+def _seal_submounts(tops, old):
+    """Mounts under the read-only directories came along with them (a user namespace locks
+    a mount to its children, so only a recursive bind works) — host mounts made at any time,
+    writable ones too: remount each of them read-only."""
+    with open(old + "/proc/self/mountinfo") as fh:
+        points = [_unescape(line.split()[4]) for line in fh]
+    for point in points:
+        if any(point.startswith(top + "/") for top in tops):
+            try:
+                _mount(None, point, None, MS_REMOUNT | MS_BIND | _read_only_flags(point))
+            except OSError:
+                pass  # already read-only with flags a nested namespace cannot change
 
 
 def _tmpfs(target, size_kb, mode="1777", flags=MS_NOSUID | MS_NODEV):
@@ -184,6 +208,7 @@ def build_root(view, tmp_mb, shm_mb, workdir=None):
     for path in view["ro_files"]:
         if os.path.isfile(old + path):
             _bind(old + path, path, True, is_file=True)
+    _seal_submounts([p for p in view["ro_dirs"] if os.path.isdir(p)], old)
     for path in view["hidden"]:
         if os.path.isdir(path):
             _tmpfs(path, 4, "0755", MS_NOSUID | MS_NODEV | MS_RDONLY)

@@ -143,21 +143,30 @@ def test_distill_two_experts_into_one_student(tiny_model, tmp_path):
     for name, env_id in (("a", MAGIC_ENV), ("b", MAGIC_B_ENV)):
         run = train_grpo(grpo_settings(tiny_model, tmp_path / f"expert-{name}", env_id=env_id))
         experts[name] = run["run_dir"] + "/final"
-    result = train_distill(DistillSettings(
-        student=str(tiny_model), output_dir=str(tmp_path / "distill"),
-        families=[FamilySpec("a", MAGIC_ENV, experts["a"]), FamilySpec("b", MAGIC_B_ENV,
-                                                                       experts["b"])],
-        train_tasks=5, eval_tasks=3, samples_per_task=4, max_new_tokens=8, sft_epochs=3,
-        sft_learning_rate=1e-2, logit_epochs=2, logit_learning_rate=5e-3, device="cpu"))
+    def settings(expert_a, expert_b):
+        return DistillSettings(
+            student=str(tiny_model), output_dir=str(tmp_path / "distill"),
+            families=[FamilySpec("a", MAGIC_ENV, expert_a), FamilySpec("b", MAGIC_B_ENV,
+                                                                       expert_b)],
+            train_tasks=5, eval_tasks=3, samples_per_task=4, max_new_tokens=8, sft_epochs=3,
+            sft_learning_rate=1e-2, logit_epochs=2, logit_learning_rate=5e-3, device="cpu")
+
+    result = train_distill(settings(experts["a"], experts["b"]))
     report = result["report"]
     for name in ("a", "b"):
         assert report[name]["traces"] > 0
-        assert isinstance(report[name]["logit_level"], dict)
+        assert report[name]["kl_stage"]["method"].startswith("off-policy forward KL")
         assert {"expert", "student_before", "student_after"} <= set(report[name])
     gain = sum(report[n]["student_after"]["reward"] - report[n]["student_before"]["reward"]
                for n in ("a", "b"))
     assert gain > 0.5, report
     assert json.loads((tmp_path / "distill" / "report.json").read_text()) == report
+    # a rerun with another expert samples again instead of reusing the old traces
+    traces = tmp_path / "distill" / "traces.jsonl"
+    first = traces.read_text()
+    swapped = train_distill(settings(str(tiny_model), experts["b"]))["report"]
+    assert traces.read_text() != first
+    assert swapped["a"]["traces"] < report["a"]["traces"]  # the untrained model rarely says it
 
 
 # -- bad input ----------------------------------------------------------------------------------

@@ -63,3 +63,28 @@ def test_humaneval_in_docker(docker_sandbox):
     for code in hacks:
         score = scorer.score(task, f"```python\n{code}\n```")
         assert score.reward == 0.0, (code, score)
+
+
+@pytest.mark.parametrize("route", ["anonymous", "memfd", "tmp", "shm", "workdir"])
+def test_container_memory_routes_share_one_budget(docker_sandbox, route):
+    import shutil
+    import tempfile
+
+    from code_attacks import LIMITS as MEMORY_LIMITS
+    from code_attacks import SPAWN_ROUTES
+
+    disk_before = shutil.disk_usage(tempfile.gettempdir()).free
+    result = docker_sandbox.run([docker_sandbox.python, "-I", "-S", "-c",
+                                 "import os\n" + SPAWN_ROUTES[route]], limits=MEMORY_LIMITS)
+    assert result.exit_code != 0 and result.out_of_memory, result
+    assert disk_before - shutil.disk_usage(tempfile.gettempdir()).free < 96 * 2**20
+
+
+def test_container_candidate_output_is_bounded(docker_sandbox):
+    from code_attacks import hostile
+
+    scorer = CodeScorer(docker_sandbox, limits=LIMITS)
+    task = load_humaneval().get("HumanEval/0")
+    for name in ("nesting", "invalid_utf8"):
+        score = scorer.score(task, hostile("has_close_elements", "numbers, threshold", name))
+        assert score.reward == 0.0 and score.verifier == "bad_output", (name, score)

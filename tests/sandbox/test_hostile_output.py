@@ -13,39 +13,12 @@ from rlvr_envs.tasks.code.humaneval import load_humaneval
 from rlvr_envs.tasks.code.scoring import CodeScorer
 from rlvr_envs.verify.code import wire
 
+from code_attacks import PAYLOADS, hostile
+
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
                                  reason=f"bubblewrap unavailable: {bwrap_problem()}")
 LIMITS = Limits(wall_time=10.0, memory_mb=256, max_processes=16)
 HUMANEVAL = load_humaneval()
-
-PAYLOADS = {
-    "nesting": 'b"[" * 100_000 + b"\\n"',
-    "nested_value": 'b\'{"ok": true, "value": \' + b"[" * 100_000 + b"\\n"',
-    "huge_json_number": 'b\'{"ok": true, "value": 1\' + b"0" * 100_000 + b"}\\n"',
-    "huge_tagged_int": 'b\'{"ok": true, "value": ["int", "\' + b"9" * 100_000 + b\'"]}\\n\'',
-    "invalid_utf8": 'b\'{"ok": true, "value": ["str", "\\xff\\xfe"]}\\n\'',
-    "nul_bytes": 'b\'{"ok": true, "value": ["str", "a\\x00b"]}\\n\'',
-    "not_an_object": 'b\'[["int", "1"]]\\n\'',
-    "never_ends": 'b"[" * (1 << 20)',   # written again and again, no newline
-}
-
-
-def hostile(function: str, params: str, name: str) -> str:
-    """A candidate that writes payload `name` on every fd it can (its channel among them)."""
-    repeat = "while True:" if name == "never_ends" else "for _ in range(1):"
-    return f"""```python
-import os
-def {function}({params}):
-    data = {PAYLOADS[name]}
-    {repeat}
-        for fd in range(3, 64):
-            try:
-                os.write(fd, data)
-            except OSError:
-                pass
-    os._exit(0)
-```"""
-
 
 def calls_task() -> Task:
     tests = [{"args": wire.encode([2]), "expected": wire.encode(4)}]
@@ -79,7 +52,7 @@ def test_batch_keeps_the_other_rewards(scorer):
     completions = [gold, hostile("has_close_elements", "numbers, threshold", "nesting"), gold]
     scores = scorer.score_batch([task] * 3, completions)
     assert [s.reward for s in scores] == [1.0, 0.0, 1.0]
-    assert scores[1].verifier == "bad_output"
+    assert scores[1].verifier == "bad_output", scores[1]
 
 
 def test_stdio_output_that_is_not_text_or_too_long(scorer):

@@ -10,34 +10,18 @@ import tempfile
 import pytest
 
 from rlvr_envs.core.task import Task
-from rlvr_envs.sandbox import Limits, get_sandbox
+from rlvr_envs.sandbox import get_sandbox
 from rlvr_envs.sandbox.bwrap import bwrap_problem
 from rlvr_envs.sandbox.cgroup import memory_cgroup_available
 from rlvr_envs.tasks.code.scoring import CodeScorer
 from rlvr_envs.verify.code import wire
 
+from code_attacks import BUDGET_MB, LIMITS, ROUTES, SPAWN_ROUTES
+
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
                                  reason=f"bubblewrap unavailable: {bwrap_problem()}")
 needs_memcg = pytest.mark.skipif(not memory_cgroup_available(),
                                  reason="no writable memory cgroup here (not root / not delegated)")
-BUDGET_MB = 96
-#: files may be as large as the budget: the budget, not RLIMIT_FSIZE, must be what stops them
-LIMITS = Limits(wall_time=20.0, memory_mb=BUDGET_MB, max_processes=16,
-                max_file_bytes=1024 * 2**20)
-ATTEMPT_MB = 4 * BUDGET_MB
-ROUTES = {
-    "anonymous": f"keep = [b'x' * 2**20 for _ in range({ATTEMPT_MB})]",
-    "memfd": f"fd = os.memfd_create('fill')\nfor _ in range({ATTEMPT_MB}):\n"
-             f"    os.write(fd, b'x' * 2**20)",
-    "tmp": f"with open('/tmp/fill', 'wb') as fh:\n    for _ in range({ATTEMPT_MB}):\n"
-           f"        fh.write(b'x' * 2**20)\n        fh.flush()",
-    "shm": f"with open('/dev/shm/fill', 'wb') as fh:\n    for _ in range({ATTEMPT_MB}):\n"
-           f"        fh.write(b'x' * 2**20)\n        fh.flush()",
-}
-#: the spawn path also has a working directory of its own on the host
-SPAWN_ROUTES = {**ROUTES, "workdir": ROUTES["tmp"].replace("/tmp/fill", "fill")}
-
-
 def indent(code: str) -> str:
     return "\n".join("    " + line for line in code.splitlines())
 

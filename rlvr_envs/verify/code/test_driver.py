@@ -34,11 +34,19 @@ class _Link:
 
     def __init__(self, in_fd, out_fd):
         self.reader = _os.fdopen(in_fd, "rb")
-        self.writer = _os.fdopen(out_fd, "wb", closefd=in_fd != out_fd)
+        self.out_fd, self.own_out = out_fd, in_fd != out_fd
 
     def send(self, message):
-        self.writer.write(_json.dumps(message).encode("utf-8") + b"\n")
-        self.writer.flush()
+        """Written straight to the fd: a buffered writer whose peer died would keep the
+        unsent bytes and flush them, when collected, into whatever fd reuses the number."""
+        data = memoryview(_json.dumps(message).encode("utf-8") + b"\n")
+        while data:
+            data = data[_os.write(self.out_fd, data):]
+
+    def close(self):
+        self.reader.close()
+        if self.own_out:
+            _os.close(self.out_fd)
 
     def receive(self):
         """The next message, or None when the peer has ended; WireError (from
@@ -177,10 +185,15 @@ def _compiled(request):
 
 
 def _check(request):
-    _State.candidate.send({"op": "load", "code": request.get("code", "")})
+    try:
+        _State.candidate.send({"op": "load", "code": request.get("code", "")})
+    except OSError:
+        pass  # it has ended: the receive below says so
     setup, test, counted_asserts = _compiled(request)  # while the candidate loads its code
     try:
         answer = _State.candidate.receive()
+    except OSError:
+        answer = None
     except WireError as err:
         _State.grader.send({"op": "done", "load": "crashed", "load_error": None,
                             "bad_output": str(err)[:300]})
@@ -227,7 +240,15 @@ def _reset():
     _State.asserts = {}
 
 
+def _ignore_sigpipe():
+    """A candidate that ended makes our next write fail with EPIPE (reported as its death),
+    not kill this process."""
+    import signal as _signal
+    _signal.signal(_signal.SIGPIPE, _signal.SIG_IGN)
+
+
 def _run(grader, candidate):
+    _ignore_sigpipe()
     null = _os.open(_os.devnull, _os.O_RDWR)
     for fd in (0, 1, 2):
         _os.dup2(null, fd)
@@ -243,6 +264,7 @@ def serve(grader_fd):
     candidate socket that arrives (SCM_RIGHTS, on a one-byte header) before its request.
     Every check starts from fresh state; the driver never runs candidate code."""
     import socket as _socket
+    _ignore_sigpipe()
     null = _os.open(_os.devnull, _os.O_RDWR)
     for fd in (0, 1, 2):
         _os.dup2(null, fd)
@@ -259,9 +281,8 @@ def serve(grader_fd):
         if request is None:
             _sys.exit(3)
         _check(request)
-        candidate.reader.close()
-        grader.reader.close()
-        grader.writer.close()
+        candidate.close()
+        grader.close()
 
 
 def main(grader_fd, candidate_fd=None):

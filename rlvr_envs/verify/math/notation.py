@@ -2,7 +2,7 @@
 
 `canonical(text)` rewrites one answer (or gold) on its own: decorations (`\\color`,
 `\\textcolor`, `\\underline`, `\\hspace`, `\\mathbf`), the unicode minus, `√`, `π`, `∞`,
-`×`, `·`; the empty set (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`); set-builder notation
+`×`, `·`; an upright `\\mathrm{i}` or `\\mathrm{e}`; the empty set (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`); set-builder notation
 on a condition (`\\{x \\mid x > 2\\}` -> `x > 2`); `x \\in S` -> `S`; `\\langle a, b\\rangle`
 and column vectors -> `(a, b)`; named tuples (`(a,b)=(2,5)` -> `a=2, b=5`); repeating
 decimals (`0.1\\overline{6}` -> `\\frac{1}{6}`); "1.5 million" -> `1500000`; base subscripts
@@ -47,6 +47,7 @@ _SCALED = re.compile(
     r"|(thousand|million|billion|trillion)(?![a-zA-Z]))")
 _TEXT_BASE = re.compile(r"\\(?:text|mathrm|mbox)\s*\{\s*([0-9A-Z]+)\s*\}\s*_|\(([0-9A-Z]+)\)\s*_")
 _BASE = re.compile(r"([0-9A-Z]+)\s*_\s*(?:\{\s*(\d{1,2})\s*\}|(\d))")
+_UPRIGHT_CONSTANT = re.compile(r"\\(?:mathrm|text|mathit|operatorname)\s*\{\s*([ie])\s*\}")
 _CHOICE_TEXT = re.compile(r"\\(?:text|textbf|textrm|mathrm|mathbf)\s*\{\s*(\([A-Ea-e]\))\s*\}")
 _NAMED_TUPLE = re.compile(r"^\(([^()=]*)\)\s*=\s*(\(.*\))$")
 _VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?")
@@ -117,6 +118,7 @@ def canonical(text: str) -> str:
     s = _EMPTY.sub(lambda _: EMPTY_SET, s)
     s = _BARS.sub("|", s)
     s = _CHOICE_TEXT.sub(r"\1", s)
+    s = _UPRIGHT_CONSTANT.sub(r"\1", s)  # \mathrm{i}, \mathrm{e}
     if "\\overline" in s:
         s = _REPEATING.sub(_repeating, s)
     s = _SCALED.sub(_scaled, s)

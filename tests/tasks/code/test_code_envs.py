@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import rlvr_envs
-from rlvr_envs.sandbox import Limits
 from rlvr_envs.tasks.code.envs import code_source
 from rlvr_envs.tasks.code.humaneval import load_humaneval
 from rlvr_envs.tasks.code.procedural import GENERATORS

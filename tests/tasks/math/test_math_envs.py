@@ -156,3 +156,18 @@ def test_math_score_batch_matches_score():
     assert [s.correct for s in batch[:3]] == [True] * 3
     with pytest.raises(ValueError, match="on_timeout"):
         gym.make("rlvr/Math-v0", on_timeout="skip")
+
+
+def test_scorer_refuses_an_answer_that_copies_the_question():
+    from rlvr_envs.core.task import Task
+    from rlvr_envs.tasks.math.scoring import MathScorer
+
+    scorer = MathScorer()
+    task = Task(prompt="Compute $12 + 7 \\times 3$.", answer="33", family="math")
+    copied, evaluated = "So \\boxed{12 + 7 \\times 3}.", "So \\boxed{33}."
+    assert scorer.score(task, copied).reward == 0.0
+    assert scorer.score(task, evaluated).reward == 1.0
+    assert [s.reward for s in scorer.score_batch([task, task], [copied, evaluated])] == [0.0, 1.0]
+    closed_form = Task(prompt="Find the smallest prime larger than $10^9$.", answer="1000000007",
+                       family="math")
+    assert scorer.score(closed_form, "\\boxed{10^9+7}").reward == 1.0

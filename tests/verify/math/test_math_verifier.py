@@ -33,7 +33,7 @@ REQUIRED_CATEGORIES = {
     "empty_set", "set_builder", "membership", "set_of_tuples", "plus_minus", "multibox",
     "chained_inequality", "abs_inequality", "or_union", "repeating_decimal", "scientific",
     "number_words", "base", "unicode_notation", "complex", "cube_root", "decoration", "named",
-    "vector", "stated_hedge", "stray_box", "restate"}
+    "vector", "stated_hedge", "stray_box", "restate", "competition"}
 STYLES = {"boxed", "r1-think", "answer-is", "gsm8k", "r1", "minerva", "multibox", "bare"}
 # Generous: the labelled cases test verdicts, not speed, and CI boxes are loaded.
 CASE_TIMEOUT = 20.0

