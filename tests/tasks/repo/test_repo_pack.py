@@ -217,3 +217,42 @@ def test_shipped_pack_sample_passes_the_audit(repo_sandbox):
             assert run_episode(env, GoldPatchAgent(), task=task).reward == 1.0, task.source_id
     finally:
         env.close()
+
+
+@pytest.mark.slow
+def test_package_environment_pins_interpreter_and_pytest(monkeypatch, tmp_path):
+    """bubblewrap runs Debian's /usr/bin/python3 with the environment's pytest (the Docker
+    image gets the same directory); an environment under /tmp is refused."""
+    import importlib.metadata
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from rlvr_envs.sandbox.bwrap import bwrap_problem
+    from rlvr_envs.tasks.repo.environments import (SYSTEM_PYTHON, PackageEnvironmentError,
+                                                   build_environment, env_root,
+                                                   package_sandbox)
+
+    monkeypatch.setenv("RLVR_ENV_DIR", str(tmp_path / "envs"))
+    with pytest.raises(PackageEnvironmentError, match="/tmp"):
+        env_root()
+    if bwrap_problem() is not None or not Path(SYSTEM_PYTHON).is_file():
+        pytest.skip("needs bubblewrap and the system interpreter")
+    home = Path.home() / ".cache"
+    home.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="rlvr-test-envs-", dir=home))
+    try:
+        monkeypatch.setenv("RLVR_ENV_DIR", str(root))
+        site, pins = build_environment("demo")
+        assert f"pytest=={importlib.metadata.version('pytest')}" in pins
+        box = package_sandbox("demo", "bwrap")
+        try:
+            run = box.run([box.python, "-s", "-c",
+                           "import sys, pytest; print(sys.executable, pytest.__file__)"],
+                          env={"PYTHONPATH": ""})
+        finally:
+            box.close()
+        executable, pytest_file = run.stdout.split()
+        assert executable == SYSTEM_PYTHON and pytest_file.startswith(str(site))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
