@@ -1,11 +1,12 @@
 """Fast path for small LaTeX expressions and equations: exact proofs, never samples.
 
 A recursive-descent reader for a LaTeX subset (numbers, one-letter variables, + - * / ^,
-implicit products, \\frac, \\sqrt, \\pi, e, \\sin \\cos \\tan \\ln \\exp with a bracketed
-argument, factorials and binomials of integers) turns an answer into a tree; then:
+implicit products, \\frac, \\sqrt, \\sqrt[n], \\pi, e, i, \\sin \\cos \\tan \\ln \\exp with a
+bracketed argument, factorials and binomials of integers) turns an answer into a tree; then:
 
-* expressions built from rationals, variables, square roots of rationals and pi are
-  rational functions with `Surd` coefficients (`polynomial.py`), expanded exactly: two are
+* expressions built from rationals, variables, i, square roots of rationals, rational n-th
+  roots (real: the cube root of -8 is -2) and pi are rational functions with `Surd`
+  coefficients (`polynomial.py`), expanded exactly: two are
   equal exactly when numerator x other denominator agree term by term. That is a proof
   both ways (a polynomial identity, not agreement at chosen points);
 * equations are the same when their side-differences are proportional polynomials, and have
@@ -24,7 +25,7 @@ import math
 import re
 from fractions import Fraction
 
-from rlvr_envs.verify.math.polynomial import Poly, RationalFunction
+from rlvr_envs.verify.math.polynomial import IMAGINARY, Poly, RationalFunction
 from rlvr_envs.verify.math.surd import NotExact, Surd
 
 _TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^(){}\[\]=!])", re.ASCII)
@@ -155,8 +156,11 @@ class _Reader:
         if tok in ("\\binom", "\\dbinom", "\\tbinom"):
             return ("binom", self.group(), self.group())
         if tok == "\\sqrt":
-            if self.peek() == "[":
-                raise _Unsupported("nth root")
+            if self.peek() == "[":  # \\sqrt[n]{x}
+                self.take("[")
+                index = self.expr()
+                self.take("]")
+                return ("root", index, self.group())
             return ("sqrt", self.group())
         if tok in _FUNCTIONS:
             if self.peek() not in ("(", "{"):
@@ -208,6 +212,8 @@ def _exact(node) -> RationalFunction:
     if kind == "var":
         return RationalFunction.variable(node[1])
     if kind == "const":
+        if node[1] == "i":
+            return RationalFunction.variable(IMAGINARY)
         if node[1] != "\\pi":
             raise NotExact
         return RationalFunction.constant(Surd.pi())
@@ -229,6 +235,11 @@ def _exact(node) -> RationalFunction:
         if value is None:
             raise NotExact
         return RationalFunction.constant(Surd.rational(value).sqrt())
+    if kind == "root":
+        root = _rational_root(_exact(node[2]).as_fraction(), _root_index(node[1]))
+        if root is None:
+            raise NotExact
+        return RationalFunction.constant(root)
     if kind == "fact":
         return RationalFunction.constant(_factorial(_exact(node[1]).as_fraction()))
     if kind == "binom":
@@ -261,6 +272,41 @@ def _exact_power(base: RationalFunction, exponent_rf: RationalFunction) -> Ratio
     return base.power(power)
 
 
+def _root_index(node) -> int:
+    index = _exact(node).as_fraction()
+    if index is None or index.denominator != 1 or not 2 <= index <= 64:
+        raise NotExact
+    return int(index)
+
+
+def _integer_root(n: int, k: int) -> int | None:
+    """The integer r >= 0 with r**k == n (n >= 0), or None."""
+    low, high = 0, 1 << (n.bit_length() // k + 1)
+    while low <= high:
+        mid = (low + high) // 2
+        power = mid ** k
+        if power == n:
+            return mid
+        if power < n:
+            low = mid + 1
+        else:
+            high = mid - 1
+    return None
+
+
+def _rational_root(value: Fraction | None, k: int) -> Fraction | None:
+    """The real k-th root of `value` when it is rational (odd roots of negatives are real:
+    the cube root of -8 is -2), else None."""
+    if value is None or (value < 0 and k % 2 == 0):
+        return None
+    if max(value.numerator, value.denominator).bit_length() > _MAX_EXACT_BITS:
+        return None
+    num, den = _integer_root(abs(value.numerator), k), _integer_root(value.denominator, k)
+    if num is None or den is None:
+        return None
+    return Fraction(-num if value < 0 else num, den)
+
+
 def _small_natural(value) -> int:
     if value is None or value != int(value) or not 0 <= value <= 1000:
         raise ValueError("factorials and binomials are read for integers 0..1000")
@@ -290,6 +336,13 @@ def _enclosure(node, env: dict[str, object]):
         return iv.mpf(_exact(node).as_fraction())
     if kind == "sqrt":
         return iv.sqrt(_enclosure(node[1], env))
+    if kind == "root":  # the real root: odd roots of negatives are negative
+        k, x = _root_index(node[1]), _enclosure(node[2], env)
+        if x.a > 0:
+            return iv.exp(iv.log(x) / k)
+        if x.b < 0 and k % 2:
+            return -iv.exp(iv.log(-x) / k)
+        raise _NoEnclosure
     if kind == "fn":
         arg = _enclosure(node[2], env)
         if node[1] == "\\exp":

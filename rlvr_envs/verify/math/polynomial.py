@@ -1,7 +1,9 @@
 """Exact polynomials and rational functions with `Surd` coefficients (q·√d·π^k sums).
 
 Two polynomials are the same function exactly when their coefficients agree, and Surd
-coefficients compare exactly, so `p == q` here is a proof, not a sample. A rational function
+coefficients compare exactly, so `p == q` here is a proof, not a sample. The imaginary unit
+is a variable reduced by i^2 = -1 after every product, so Gaussian values stay canonical
+(a + b i) and `\\frac{2}{1+i} = 1-i` is proved by cross-multiplication. A rational function
 is kept as an unreduced (numerator, denominator) pair and compared by cross-multiplication.
 Sizes are capped (terms, degree); going past a cap raises NotExact, and the caller falls back
 to another method.
@@ -19,11 +21,21 @@ _MAX_DEGREE = 64
 Monomial = tuple[tuple[str, int], ...]  # sorted (variable, exponent > 0) pairs; () is 1
 
 
-def _times(a: Monomial, b: Monomial) -> Monomial:
+IMAGINARY = "\\i"  # the imaginary unit, kept as a variable reduced by i^2 = -1
+
+
+def _times(a: Monomial, b: Monomial) -> tuple[Monomial, int]:
+    """The product monomial and its sign (from i^2 = -1)."""
     powers = dict(a)
     for var, exp in b:
         powers[var] = powers.get(var, 0) + exp
-    return tuple(sorted(powers.items()))
+    sign = 1
+    if powers.get(IMAGINARY, 0) >= 2:
+        exp = powers.pop(IMAGINARY)
+        sign = -1 if exp % 4 in (2, 3) else 1
+        if exp % 2:
+            powers[IMAGINARY] = 1
+    return tuple(sorted(powers.items())), sign
 
 
 class Poly:
@@ -80,8 +92,8 @@ class Poly:
         terms: dict[Monomial, Surd] = {}
         for m1, c1 in self.terms.items():
             for m2, c2 in other.terms.items():
-                m = _times(m1, m2)
-                product = c1 * c2
+                m, sign = _times(m1, m2)
+                product = c1 * c2 if sign > 0 else -(c1 * c2)
                 terms[m] = terms[m] + product if m in terms else product
         return Poly(terms)
 

@@ -29,6 +29,15 @@ FAST_PATH = [
     ("identity", "(\\sqrt{3}+\\sqrt{2})(\\sqrt{3}-\\sqrt{2})", "1", True),
     ("identity", "\\frac{\\pi x^2}{4}", "\\frac{1}{4}\\pi x^2", True),
     ("identity", "2x + 3y = 6", "\\frac{y}{2} + \\frac{x}{3} = 1", True),
+    ("complex", "1-i", "\\frac{2}{1+i}", True),
+    ("complex", "-i", "i^{7}", True),
+    ("complex", "3+4i", "(2+i)^2", True),
+    ("complex", "3+4i", "3-4i", False),
+    ("complex", "0", "\\frac{1}{1+i^2}", None),  # division by zero: not decided here
+    ("real root", "-2", "\\sqrt[3]{-8}", True),
+    ("real root", "\\frac{2}{3}", "\\sqrt[4]{\\frac{16}{81}}", True),
+    ("real root", "-\\sqrt[3]{2}", "\\sqrt[3]{2}", False),
+    ("real root", "2", "\\sqrt[3]{7.999999999999999}", None),  # too close for intervals
     ("assignment", "2\\sqrt{3}", "x = 2\\sqrt{3}", True),
     ("assignment", "\\frac{x+1}{2}", "y = \\frac{1}{2}x + \\frac{1}{2}", True),
     ("assignment", "2\\sqrt{3}", "x = 3\\sqrt{3}", False),

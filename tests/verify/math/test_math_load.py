@@ -34,9 +34,10 @@ def _symbolic_pairs() -> list[dict]:
 
 
 def _pairs() -> list[dict]:
+    """Every other labelled case (a fixed half, to keep the test short) and the pairs above."""
     cases = [json.loads(line) for line in CASES_PATH.read_text(encoding="utf-8").splitlines()
              if line]
-    return cases + _symbolic_pairs()
+    return cases[::2] + _symbolic_pairs()
 
 
 def _judge_one_by_one(pairs: list[dict]) -> list[tuple]:
