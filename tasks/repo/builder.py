@@ -125,6 +125,15 @@ def build_task(*, sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: 
         if not gold_verdict.all_passed:
             raise TaskRejected(f"the gold tree does not pass its tests by node id "
                                f"({gold_verdict.reason}: {list(gold_verdict.failed.items())[:3]})")
+        # run by node id (as graded), the buggy tree must still fail: a test that failed only
+        # in the whole suite's order depends on other tests, and is not kept as FAIL_TO_PASS
+        base_verdict, _ = run_tests(sandbox, _scratch_copy(base, scratch), required, metadata,
+                                    timeout=timeout)
+        f2p = [t for t in f2p if t not in base_verdict.passed]
+        if not f2p:
+            raise TaskRejected("the FAIL_TO_PASS tests pass on the buggy tree when run by node "
+                               "id (they fail only in the whole suite's order)")
+        text = statement(base_run, f2p) if callable(statement) else statement
         fixed_blobs = blob_hashes([(pristine / f).read_bytes() for f in files
                                    if (pristine / f).is_file()], Path(scratch))
         workspace = Path(scratch) / "workspace"
