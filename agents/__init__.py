@@ -4,7 +4,7 @@ Importing this package does not import torch: `resolve_policy` and the scripted 
 without it; model policies and trainers import torch when they run.
 """
 
-from rlvr_envs.agents.policy import Completion, Policy, SamplingParams
-from rlvr_envs.agents.registry import resolve_policy
+from rlvr_envs.agents.registry import PolicyNotFound, resolve_policy
+from rlvr_envs.core.policy import Completion, Policy, SamplingParams
 
-__all__ = ["Completion", "Policy", "SamplingParams", "resolve_policy"]
+__all__ = ["Completion", "Policy", "PolicyNotFound", "SamplingParams", "resolve_policy"]

@@ -22,46 +22,11 @@ from __future__ import annotations
 import json
 import random
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-
-@dataclass
-class FamilySpec:
-    name: str
-    env_id: str
-    expert: str | None = None  # checkpoint path; None = train one here
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class DistillSettings:
-    student: str
-    families: list[FamilySpec]
-    output_dir: str
-    train_tasks: int = 32
-    eval_tasks: int = 16
-    samples_per_task: int = 4
-    max_new_tokens: int = 64
-    temperature: float = 1.0
-    expert_rounds: int = 2
-    sft_epochs: float = 1.0
-    sft_learning_rate: float = 1e-5
-    logit_epochs: int = 1
-    logit_learning_rate: float = 1e-5
-    logit_temperature: float = 1.0
-    batch_size: int = 8
-    seed: int = 0
-    device: str = "auto"
-    dtype: str = "auto"
-
-    def validate(self) -> None:
-        if not self.families:
-            raise ValueError("distillation needs at least one family (--family NAME=ENV_ID)")
-        names = [f.name for f in self.families]
-        if len(set(names)) != len(names):
-            raise ValueError(f"family names must be distinct, got {names}")
+from rlvr_envs.agents.settings import DistillSettings
 
 
 def same_vocabulary(a: Any, b: Any) -> bool:
@@ -199,7 +164,7 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
                 output_dir=str(run.path / "experts" / name), train_tasks=settings.train_tasks,
                 eval_tasks=0, rounds=settings.expert_rounds,
                 samples_per_task=settings.samples_per_task,
-                max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+                max_new_tokens=settings.max_completion_length, temperature=settings.temperature,
                 learning_rate=settings.sft_learning_rate, seed=settings.seed,
                 device=settings.device, dtype=settings.dtype))
             fam["expert_path"] = str(Path(result["run_dir"]) / "final")
@@ -210,7 +175,7 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
     student, tokenizer = load_model_and_tokenizer(settings.student, device)
     for name, fam in families.items():
         report[name]["student_before"] = score_model(
-            student, tokenizer, fam["eval"], fam["scorer"], max_new_tokens=settings.max_new_tokens)
+            student, tokenizer, fam["eval"], fam["scorer"], max_new_tokens=settings.max_completion_length)
 
     # 2. verified traces (reused only when sampled with these experts and settings, and not empty)
     stages = Stages(run.path / "stages.json")
@@ -219,8 +184,8 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
                   "expert_files": {name: checkpoint_stamp(fam["expert_path"])
                                    for name, fam in families.items()},
                   **{k: getattr(settings, k) for k in ("train_tasks", "samples_per_task",
-                                                       "max_new_tokens", "temperature", "seed",
-                                                       "expert_rounds")}}
+                                                       "max_completion_length", "temperature",
+                                                       "seed", "expert_rounds")}}
     traces_path = run.path / "traces.jsonl"
     traces = ([json.loads(line) for line in traces_path.read_text().splitlines() if line]
               if traces_path.exists() and stages.current("traces", traces_key) else [])
@@ -230,7 +195,7 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
             torch.manual_seed(settings.seed)
             kept, _ = verified_samples(
                 expert, expert_tok, fam["train"], fam["scorer"], k=settings.samples_per_task,
-                max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+                max_new_tokens=settings.max_completion_length, temperature=settings.temperature,
                 max_kept_per_task=settings.samples_per_task)
             traces += [{"family": name, "messages": r.messages, "completion": text}
                        for r, text in kept]
@@ -302,9 +267,9 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
     for name, fam in families.items():
         expert, expert_tok = load_model_and_tokenizer(fam["expert_path"], device)
         report[name]["expert"] = score_model(expert, expert_tok, fam["eval"], fam["scorer"],
-                                             max_new_tokens=settings.max_new_tokens)
+                                             max_new_tokens=settings.max_completion_length)
         report[name]["student_after"] = score_model(student, tokenizer, fam["eval"],
                                                     fam["scorer"],
-                                                    max_new_tokens=settings.max_new_tokens)
+                                                    max_new_tokens=settings.max_completion_length)
     (run.path / "report.json").write_text(json.dumps(report, indent=2))
     return {"run_dir": str(run.path), "student": str(final_path), "report": report}

@@ -9,26 +9,9 @@ the sampled pass rate ("reward"), how many verified completions were kept, held-
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import Any
 
-from rlvr_envs.agents.settings import EnvTrainingSettings, prepare_env_run
-
-
-@dataclass
-class ExpertIterationSettings(EnvTrainingSettings):
-    rounds: int = 3
-    samples_per_task: int = 8
-    max_new_tokens: int = 64
-    sft_epochs: float = 1.0
-    batch_size: int = 8
-    max_kept_per_task: int = 4
-
-    def validate(self) -> None:
-        for name in ("rounds", "samples_per_task", "max_new_tokens", "batch_size",
-                     "max_kept_per_task", "train_tasks"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+from rlvr_envs.agents.settings import ExpertIterationSettings, prepare_env_run
 
 
 def verified_samples(model: Any, tokenizer: Any, rows: list[Any], scorer: Any, *, k: int,
@@ -74,12 +57,12 @@ def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
     run.truncate_log(start)
     if eval_rows and "before" not in run.read_eval():
         run.write_eval({"before": score_model(model, tokenizer, eval_rows, scorer,
-                                              max_new_tokens=settings.max_new_tokens)})
+                                              max_new_tokens=settings.max_completion_length)})
     for round_index in range(start + 1, settings.rounds + 1):
         torch.manual_seed(settings.seed * 1_000_003 + round_index)
         kept, pass_rate = verified_samples(
             model, tokenizer, train_rows, scorer, k=settings.samples_per_task,
-            max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+            max_new_tokens=settings.max_completion_length, temperature=settings.temperature,
             max_kept_per_task=settings.max_kept_per_task)
         random.Random(settings.seed + round_index).shuffle(kept)
         if kept:
@@ -93,7 +76,7 @@ def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
         record = {"step": round_index, "reward": pass_rate, "kept": len(kept)}
         if eval_rows:
             record["held_out"] = score_model(model, tokenizer, eval_rows, scorer,
-                                             max_new_tokens=settings.max_new_tokens)["reward"]
+                                             max_new_tokens=settings.max_completion_length)["reward"]
         run.log(record)
         checkpoint = run.path / f"checkpoint-{round_index}"
         model.save_pretrained(checkpoint)
@@ -103,6 +86,6 @@ def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
     tokenizer.save_pretrained(run.final_path)
     if eval_rows:
         run.write_eval({"after": score_model(model, tokenizer, eval_rows, scorer,
-                                             max_new_tokens=settings.max_new_tokens)})
+                                             max_new_tokens=settings.max_completion_length)})
     return {"run_dir": str(run.path), "steps": settings.rounds, "resumed": start > 0,
             "eval": run.read_eval()}

@@ -16,46 +16,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from rlvr_envs.agents.settings import (EnvTrainingSettings, check_zero_variance_mode,
-                                       split_training_tasks, zero_variance_field)
+from rlvr_envs.agents.settings import GRPOSettings, split_training_tasks
 
-LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
-
-
-@dataclass
-class GRPOSettings(EnvTrainingSettings):
-    max_steps: int = 50
-    prompts_per_step: int = 4
-    num_generations: int = 8
-    max_completion_length: int = 64
-    loss_type: str = "dapo"
-    beta: float = 0.0
-    scale_rewards: str = "group"
-    save_steps: int = 10
-    multi_turn: bool = False
-    max_turns: int = 8
-    eval_before: bool = True
-    zero_variance_groups: str = zero_variance_field()
-    group_rewards: list[str] = field(default_factory=list, metadata={"help": (
-        "group-level rewards f(completions_of_one_prompt, tasks) -> list[float], as "
-        "'module:function' or 'module:Class{json kwargs}' built with the env's scorer, e.g. "
-        "'rlvr_envs.rewards.trl:KimiGroupPenalty{\"warmup_steps\": 10}'")})
-
-    def validate(self) -> None:
-        check_zero_variance_mode(self.zero_variance_groups)
-        if self.loss_type not in LOSS_TYPES:
-            raise ValueError(f"loss_type must be one of {list(LOSS_TYPES)}, got {self.loss_type!r}")
-        if self.num_generations < 2:
-            raise ValueError(f"GRPO compares completions within a group: num_generations must be "
-                             f">= 2, got {self.num_generations}")
-        for name in ("max_steps", "prompts_per_step", "max_completion_length", "save_steps",
-                     "train_tasks"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 def _trainer_callbacks(run: Any) -> list[Any]:

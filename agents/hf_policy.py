@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from rlvr_envs.agents.policy import Completion, Messages, SamplingParams
+from rlvr_envs.core.policy import Completion, Messages, SamplingParams
 
 
 class HFPolicy:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from rlvr_envs.agents.policy import Policy, SamplingParams
+from rlvr_envs.core.policy import Policy, SamplingParams
 
 TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 

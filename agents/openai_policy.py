@@ -11,7 +11,7 @@ import asyncio
 import threading
 from typing import Any, Sequence
 
-from rlvr_envs.agents.policy import Completion, Messages, SamplingParams
+from rlvr_envs.core.policy import Completion, Messages, SamplingParams
 
 #: statuses the openai client retries before giving up (its own rule, restated for the message)
 RETRY_STATUS = {408, 409, 429} | set(range(500, 600))

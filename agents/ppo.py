@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -27,39 +26,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from rlvr_envs.agents.generation import sample_chats
-from rlvr_envs.agents.settings import (EnvTrainingSettings, prepare_env_run,
-                                       check_zero_variance_mode, zero_variance_field)
+from rlvr_envs.agents.settings import PPOSettings, prepare_env_run
 from rlvr_envs.curriculum import drop_zero_variance_groups, split_groups
-
-
-@dataclass
-class PPOSettings(EnvTrainingSettings):
-    total_updates: int = 20
-    prompts_per_update: int = 8
-    samples_per_prompt: int = 4
-    max_new_tokens: int = 32
-    ppo_epochs: int = 2
-    minibatch_size: int = 16
-    clip_range: float = 0.2
-    clip_range_value: float = 0.2
-    vf_coef: float = 0.5
-    kl_coef: float = 0.05
-    gamma: float = 1.0
-    lam: float = 0.95
-    whiten_advantages: bool = True
-    max_grad_norm: float = 1.0
-    save_every: int = 5
-    zero_variance_groups: str = zero_variance_field()
-
-    def validate(self) -> None:
-        for name in ("total_updates", "prompts_per_update", "samples_per_prompt",
-                     "max_new_tokens", "ppo_epochs", "minibatch_size", "save_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        check_zero_variance_mode(self.zero_variance_groups)
-        if self.temperature <= 0:
-            raise ValueError(f"PPO samples its rollouts: temperature must be > 0, got "
-                             f"{self.temperature}")
 
 
 class PolicyWithValue(nn.Module):
@@ -175,10 +143,10 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
     run.truncate_log(start)
     if eval_rows and "before" not in run.read_eval():
         run.write_eval({"before": score_model(reference, tokenizer, eval_rows, scorer,
-                                              max_new_tokens=settings.max_new_tokens)})
+                                              max_new_tokens=settings.max_completion_length)})
 
     def checkpoint_if_due(update: int) -> None:
-        if update % settings.save_every == 0 or update == settings.total_updates:
+        if update % settings.save_steps == 0 or update == settings.total_updates:
             save_checkpoint(run.path / f"checkpoint-{update}", agent, tokenizer, optimizer, update)
 
     for update in range(start + 1, settings.total_updates + 1):
@@ -188,7 +156,7 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
         torch.manual_seed(settings.seed * 1_000_003 + update)
         groups = sample_chats(agent.policy, tokenizer, [r.messages for r in rows],
                               n=settings.samples_per_prompt,
-                              max_new_tokens=settings.max_new_tokens,
+                              max_new_tokens=settings.max_completion_length,
                               temperature=settings.temperature)
         samples = [s for g in groups for s in g]
         tasks = [r.task for r in rows for _ in range(settings.samples_per_prompt)]
@@ -269,6 +237,6 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
     save_checkpoint(run.final_path, agent, tokenizer, optimizer, settings.total_updates)
     if eval_rows:
         run.write_eval({"after": score_model(agent.policy, tokenizer, eval_rows, scorer,
-                                             max_new_tokens=settings.max_new_tokens)})
+                                             max_new_tokens=settings.max_completion_length)})
     return {"run_dir": str(run.path), "steps": settings.total_updates, "resumed": start > 0,
             "eval": run.read_eval()}

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 from rlvr_envs.agents.data import task_of
-from rlvr_envs.core.scoring import Score
+from rlvr_envs.core.scoring import Score, Scorer
 from rlvr_envs.core.task import Task
 from rlvr_envs.integrations.trl import completion_text
 from rlvr_envs.rewards.trl import task_column_values
@@ -28,9 +28,8 @@ from rlvr_envs.rewards.trl import task_column_values
 GroupRewardFn = Callable[[list[str], list[Task]], Sequence[float | None]]
 
 
-def scorer_components(scorer: Any) -> list[str]:
-    components = getattr(scorer, "components", None)
-    return list(components) if components else ["correctness"]
+def scorer_components(scorer: Scorer) -> list[str]:
+    return list(scorer.components)
 
 
 class ScoreCache:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from rlvr_envs.agents.policy import Completion, Messages, SamplingParams
+from rlvr_envs.core.policy import Completion, Messages, SamplingParams
 from rlvr_envs.core.scoring import Scorer
 from rlvr_envs.core.task import Task
 

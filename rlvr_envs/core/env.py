@@ -110,7 +110,7 @@ class SingleTurnEnv(gym.Env[str, str]):
     # -- scoring without stepping --------------------------------------------------------------
 
     def scorer_components(self) -> dict[str, float]:
-        return getattr(self.scorer, "components", None) or {"correctness": 0.0}
+        return dict(self.scorer.components)
 
     def score(self, completion: str, task: Task | Mapping[str, Any] | str) -> Score:
         """Score one completion against a task without stepping (same path as `step`)."""

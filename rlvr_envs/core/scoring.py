@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from rlvr_envs.core.task import Task
@@ -50,6 +51,10 @@ class Scorer:
     The reward is `sum(breakdown.values())`; components such as format or length shaping
     add entries to `breakdown` rather than replacing the outcome reward.
     """
+
+    #: the entries of every breakdown this scorer returns (name -> its value in a zero score);
+    #: families with other components (code's tests, repo's, shaping's) declare their own
+    components: Mapping[str, float] = MappingProxyType({"correctness": 0.0})
 
     #: how many completions `score_batch` grades at once (threads; verifiers release the GIL
     #: while they wait on subprocesses, and math's hard deadline runs off the main thread)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import random
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -116,8 +117,12 @@ class ProceduralSource(TaskSource):
     """Tasks made on demand by generators, at integer difficulty levels.
 
     `levels` is the set of levels to sample from (uniformly); `weights` optionally weights the
-    generators. A generator must be a pure function of (seeded rng, level).
+    generators. A generator must be a pure function of (seeded rng, level). `get(task_id)`
+    finds the last `SEEN_LIMIT` tasks made by this source; a procedural id
+    '<generator>/L<level>/<seed>' is always found (it is remade).
     """
+
+    SEEN_LIMIT = 32_768
 
     def __init__(self, generators: Mapping[str, Generator], *, family: str, name: str,
                  levels: Sequence[int] = (1, 2, 3), weights: Mapping[str, float] | None = None,
@@ -135,7 +140,7 @@ class ProceduralSource(TaskSource):
         w = np.array([float((weights or {}).get(n, 1.0)) for n in names])
         self._names, self._probs = names, w / w.sum()
         self._validate = validate
-        self._seen: dict[str, Task] = {}
+        self._seen: OrderedDict[str, Task] = OrderedDict()
 
     def make(self, generator: str, level: int, seed: int) -> Task:
         if generator not in self.generators:
@@ -149,6 +154,9 @@ class ProceduralSource(TaskSource):
                     metadata={"generator": generator, "level": level, "seed": seed,
                               **made.metadata})
         self._seen[task.id] = task
+        self._seen.move_to_end(task.id)
+        while len(self._seen) > self.SEEN_LIMIT:
+            self._seen.popitem(last=False)
         return task
 
     def sample(self, rng: np.random.Generator, level: int | None = None) -> Task:
@@ -162,15 +170,7 @@ class ProceduralSource(TaskSource):
             return self._seen[key]
         match = _PROCEDURAL_ID.match(key)
         if match is None:
-            raise KeyError(f"{self.name}: {key!r} is neither a task id seen in this process nor "
-                           f"a procedural id '<generator>/L<level>/<seed>' "
+            raise KeyError(f"{self.name}: {key!r} is neither a task id made recently in this "
+                           f"process nor a procedural id '<generator>/L<level>/<seed>' "
                            f"(generators: {sorted(self.generators)})")
         return self.make(match["gen"], int(match["level"]), int(match["seed"]))
-
-    def with_levels(self, levels: Sequence[int]) -> ProceduralSource:
-        """The same generators at other levels (used by curricula)."""
-        clone = ProceduralSource(self.generators, family=self.family, name=self.name,
-                                 levels=levels, validate=self._validate, max_level=self.max_level,
-                                 weights=dict(zip(self._names, self._probs)))
-        clone._seen = self._seen
-        return clone

@@ -91,8 +91,11 @@ class Task:
             raise ValueError(f"unknown task fields {sorted(unknown)}; valid fields: {list(TASK_FIELDS)}")
         merged = {**defaults, **record}
         answer = merged["answer"]
-        if not isinstance(answer, str):
-            answer = str(answer)
+        if isinstance(answer, (int, float)) and not isinstance(answer, bool):
+            answer = str(answer)  # a JSON number as the gold: 42 is "42"
+        elif not isinstance(answer, str):  # None would become the gold "None"
+            raise TypeError(f"a task record's 'answer' must be a str or a number, got "
+                            f"{type(answer).__name__} {answer!r:.60}")
         merged["answer"] = answer
         return cls(**merged)
 

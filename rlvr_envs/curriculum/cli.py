@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,31 +10,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from rlvr_envs.cli import json_object_option
+
 app = typer.Typer(help="Measured difficulty: pass rates per task, for curricula and filters.",
                   no_args_is_help=True)
 console = Console()
 
 
 def resolve_policy_spec(spec: str) -> Any:
-    """A policy from a name: the agents' registry when installed (scripted names, models,
-    endpoints), else the scripted policies; `package.module:attribute` names a Policy object,
-    a Policy class, or any callable `prompt -> completion`."""
-    if ":" in spec and not spec.startswith("openai:"):
-        module, _, attribute = spec.partition(":")
-        try:
-            obj = getattr(importlib.import_module(module), attribute)
-        except (ImportError, AttributeError) as err:
-            raise typer.BadParameter(f"cannot import policy {spec!r}: {err}") from None
-        return obj() if isinstance(obj, type) else obj
-    try:
-        from rlvr_envs.agents.registry import resolve_policy  # the agents' full registry
-    except ImportError:
-        from rlvr_envs.agents.scripted import SCRIPTED_POLICIES
+    """A policy from a name (`rlvr_envs.agents.resolve_policy`: scripted names, models,
+    endpoints, `package.module:attribute`), or a bad-parameter error naming what is known."""
+    from rlvr_envs.agents.registry import resolve_policy
 
-        if spec not in SCRIPTED_POLICIES:
-            raise typer.BadParameter(f"unknown policy {spec!r}; known: {sorted(SCRIPTED_POLICIES)} "
-                                     f"or 'package.module:callable'") from None
-        return SCRIPTED_POLICIES[spec]()
     try:
         return resolve_policy(spec)
     except ValueError as err:
@@ -48,10 +33,11 @@ def estimate_command(
     env_id: str = typer.Option(..., "--env", help="env id, e.g. rlvr/Math-v0"),
     policy: str = typer.Option(..., help="policy name (gold, null, random, a model) or "
                                          "package.module:callable"),
-    k: int = typer.Option(8, "-k", help="completions sampled per task"),
-    tasks: int | None = typer.Option(None, help="tasks to measure (default: all of a finite "
+    k: int = typer.Option(8, "-k", min=1, help="completions sampled per task"),
+    tasks: int | None = typer.Option(None, min=1, help="tasks to measure (default: all of a finite "
                                                    "source, 100 procedural ones)"),
-    seed: int = typer.Option(0, help="first reset seed for procedural sources; sampling seed"),
+    seed: int = typer.Option(0, min=0, help="first reset seed for procedural sources; "
+                                            "sampling seed"),
     out: Path | None = typer.Option(None, help="output .json or .parquet (default: next to "
                                                   "the env's data, else runs/difficulty/)"),
     env_kwargs: str = typer.Option("{}", help="gym.make kwargs as JSON"),
@@ -59,9 +45,13 @@ def estimate_command(
 ) -> None:
     """Sample k completions per task and store each task's pass rate, keyed by task id."""
     import rlvr_envs
-    from rlvr_envs.curriculum.difficulty import default_store_path, estimate_pass_rates, pass_rate_histogram
+    from rlvr_envs.curriculum.difficulty import (
+        default_store_path,
+        estimate_pass_rates,
+        pass_rate_histogram,
+    )
 
-    env = rlvr_envs.make(env_id, **json.loads(env_kwargs))
+    env = rlvr_envs.make(env_id, **json_object_option(env_kwargs, "--env-kwargs"))
     chosen = resolve_policy_spec(policy)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
@@ -79,7 +69,7 @@ def estimate_command(
 
 
 @app.command("show")
-def show_command(path: Path, limit: int = typer.Option(20, help="rows to print")) -> None:
+def show_command(path: Path, limit: int = typer.Option(20, min=0, help="rows to print")) -> None:
     """Summarise a pass-rate file (how it was measured, the histogram, the first rows)."""
     from rlvr_envs.curriculum.difficulty import PassRates, pass_rate_histogram
 

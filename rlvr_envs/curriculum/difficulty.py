@@ -13,9 +13,14 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+    from rlvr_envs.core.policy import Policy
+    from rlvr_envs.core.scoring import Scorer
 
 STORE_FORMAT = "rlvr-pass-rates/1"
 
@@ -130,7 +135,7 @@ class PassRates:
 PromptFn = Callable[[str], str]
 
 
-def _tasks_of(env: Any, count: int | None, seed: int) -> list[tuple[Task, str, list]]:
+def _tasks_of(env: gym.Env, count: int | None, seed: int) -> list[tuple[Task, str, list]]:
     """(task, prompt, messages) for the tasks to measure: every task of a finite source (or the
     first `count`), else `count` tasks drawn by reset seeds seed, seed+1, ..."""
     base = env.unwrapped
@@ -152,15 +157,15 @@ def _tasks_of(env: Any, count: int | None, seed: int) -> list[tuple[Task, str, l
     return out
 
 
-def _whole(base: Any, record: dict) -> Task:
+def _whole(base: gym.Env, record: dict) -> Task:
     """The whole task behind `info["task"]` (an env may hide the gold there)."""
     return base.resolve_task(record) if hasattr(base, "resolve_task") else Task.from_dict(record)
 
 
-def _sample(policy: Any, batch: Sequence[tuple[Task, str, list]], k: int, scorer: Any,
-            seed: int, max_new_tokens: int) -> list[list[str]]:
+def _sample(policy: Policy | PromptFn, batch: Sequence[tuple[Task, str, list]], k: int,
+            scorer: Scorer, seed: int, max_new_tokens: int) -> list[list[str]]:
     if hasattr(policy, "generate"):
-        from rlvr_envs.agents.policy import SamplingParams
+        from rlvr_envs.core.policy import SamplingParams
 
         params = SamplingParams(n=k, seed=seed, max_new_tokens=max_new_tokens)
         groups = policy.generate([m for _, _, m in batch], params,
@@ -172,8 +177,9 @@ def _sample(policy: Any, batch: Sequence[tuple[Task, str, list]], k: int, scorer
                     f"completion, got {type(policy).__name__}")
 
 
-def estimate_pass_rates(env: Any, policy: Any, *, k: int = 8, tasks: int | None = None,
-                        seed: int = 0, batch_size: int = 16, max_new_tokens: int = 512,
+def estimate_pass_rates(env: gym.Env | str, policy: Policy | PromptFn, *, k: int = 8,
+                        tasks: int | None = None, seed: int = 0, batch_size: int = 16,
+                        max_new_tokens: int = 512,
                         env_id: str | None = None, policy_name: str | None = None,
                         progress: Callable[[int, int], None] | None = None) -> PassRates:
     """Each task's pass rate over `k` completions of `policy`, graded by the env's scorer
@@ -201,7 +207,7 @@ def estimate_pass_rates(env: Any, policy: Any, *, k: int = 8, tasks: int | None 
     return rates
 
 
-def default_store_path(env: Any, env_id: str, policy_name: str, suffix: str = ".json") -> Path:
+def default_store_path(env: gym.Env, env_id: str, policy_name: str, suffix: str = ".json") -> Path:
     """Next to the env's data file when its source has one (`source.path`), else under runs/."""
     slug = f"{env_id.replace('/', '_')}.{policy_name.replace('/', '_').replace(':', '_')}"
     data_path = getattr(getattr(env.unwrapped, "source", None), "path", None)

@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.table import Table
 
-from rlvr_envs.eval.leaderboard import fmt, fmt_seconds, to_markdown, write_leaderboard
+from rlvr_envs.eval.leaderboard import fmt, fmt_seconds, to_markdown
+from rlvr_envs.eval.publish import write_leaderboard
 
 console = Console()
 eval_app = typer.Typer(help="Evaluate policies on a suite.", pretty_exceptions_enable=False)

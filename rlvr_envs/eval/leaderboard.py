@@ -4,7 +4,6 @@ files `rlvr leaderboard` writes (`leaderboard.md` and the static `index.html`)."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from rlvr_envs.eval.store import ResultStore
@@ -154,21 +153,3 @@ def to_markdown(boards: list[SuiteBoard]) -> str:
                  "`info[\"monitors\"]`), summed over episodes.")
     return "\n".join(lines) + "\n"
 
-
-def write_leaderboard(runs_dir: str | Path, out_dir: str | Path | None = None,
-                      suite: str | None = None) -> tuple[Path, Path, list[SuiteBoard]]:
-    """Write `leaderboard.md` and `index.html` (default: `<runs_dir>/leaderboard/`)."""
-    from rlvr_envs.eval.page import render_page
-
-    store = ResultStore(runs_dir, create=False)
-    try:
-        boards = collect(store, suite)
-        source = store.path
-    finally:
-        store.close()
-    out = Path(out_dir) if out_dir is not None else Path(runs_dir) / "leaderboard"
-    out.mkdir(parents=True, exist_ok=True)
-    md_path, html_path = out / "leaderboard.md", out / "index.html"
-    md_path.write_text(to_markdown(boards), encoding="utf-8")
-    html_path.write_text(render_page(boards, source=str(source)), encoding="utf-8")
-    return md_path, html_path, boards

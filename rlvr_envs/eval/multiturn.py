@@ -1,25 +1,26 @@
 """Running one multi-turn (tool-using) episode for an evaluation.
 
 The agents' tool-calling loop, `rlvr_envs.agents.multiturn.run_tool_loop(policy, env, task,
-max_turns=, params=)`, plays the episode when it is installed; until then `play_episode` below
-runs the same loop of the multi-turn env contract (reset pins the task, the policy answers the
+max_turns=, params=)`, plays the episode (reset pins the task, the policy answers the
 conversation so far, `step` returns the tool's output, until the env terminates or truncates).
 
-Either way the policy is wrapped in `EpisodePolicy`, which hands it the episode's task and
+The policy is wrapped in `EpisodePolicy`, which hands it the episode's task and
 scorer (scripted policies such as gold need them) and measures what it wrote: tokens,
 characters, and time spent generating.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
 
-from rlvr_envs.agents.policy import Completion, Policy, SamplingParams
+from rlvr_envs.core.policy import Completion, Policy, SamplingParams
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+    from rlvr_envs.core.scoring import Scorer
 
 DEFAULT_MAX_TURNS = 30
 
@@ -44,7 +45,7 @@ class EpisodeOutcome:
 class EpisodePolicy:
     """A policy bound to one episode's task and scorer, counting what it generates."""
 
-    def __init__(self, policy: Policy, task: Task, scorer: Any):
+    def __init__(self, policy: Policy, task: Task, scorer: Scorer | None):
         self.policy, self.task, self.scorer = policy, task, scorer
         self.name = getattr(policy, "name", "policy")
         self.tokens: int | None = 0
@@ -68,30 +69,22 @@ class EpisodePolicy:
         return groups
 
 
-def _agents_tool_loop() -> Callable[..., Any] | None:
-    if importlib.util.find_spec("rlvr_envs.agents.multiturn") is None:
-        return None
-    return getattr(importlib.import_module("rlvr_envs.agents.multiturn"), "run_tool_loop", None)
-
-
 def transcript_of(messages: list[dict[str, Any]]) -> str:
     return "\n\n".join(f"[{m.get('role', '?')}] {m.get('content', '')}" for m in messages)
 
 
-def run_multi_turn(env: Any, policy: Policy, params: SamplingParams, task: Task, *,
-                   scorer: Any = None, max_turns: int | None = None) -> EpisodeOutcome:
-    """One episode on a multi-turn env, through the agents' loop when it is installed."""
+def run_multi_turn(env: gym.Env, policy: Policy, params: SamplingParams, task: Task, *,
+                   scorer: Scorer | None = None, max_turns: int | None = None) -> EpisodeOutcome:
+    """One episode on a multi-turn env, through the agents' tool-calling loop."""
+    from rlvr_envs.agents.multiturn import run_tool_loop  # the agents load on first use
+
     bound = EpisodePolicy(policy, task, scorer)
     limit = max_turns or DEFAULT_MAX_TURNS
     started = time.perf_counter()
-    tool_loop = _agents_tool_loop()
-    if tool_loop is not None:
-        episode = tool_loop(bound, env, task, max_turns=limit, params=params)
-        messages, reward, turns = list(episode.messages), float(episode.reward), episode.turns
-        info = dict(episode.info or {})
-        finish = "terminated" if episode.terminated else "truncated"
-    else:
-        messages, reward, turns, info, finish = play_episode(env, bound, params, task, limit)
+    episode = run_tool_loop(bound, env, task, max_turns=limit, params=params)
+    messages, reward, turns = list(episode.messages), float(episode.reward), episode.turns
+    info = dict(episode.info or {})
+    finish = "terminated" if episode.terminated else "truncated"
     if finish != "terminated" and "verifier" not in info:
         info["verifier"] = "turn_budget_exhausted"
     return EpisodeOutcome(
@@ -100,21 +93,3 @@ def run_multi_turn(env: Any, policy: Policy, params: SamplingParams, task: Task,
         step_seconds=time.perf_counter() - started - bound.seconds, messages=messages,
         generated_chars=bound.chars)
 
-
-def play_episode(env: Any, policy: Policy, params: SamplingParams, task: Task, max_turns: int
-                 ) -> tuple[list[dict[str, Any]], float, int, dict[str, Any], str]:
-    """The plain loop: the policy's text is the action; the observation comes back as a tool
-    message (or as the env's own `info["messages"]` when it keeps the conversation)."""
-    _, info = env.reset(options={"task": task})
-    messages = list(info.get("messages") or [])
-    for turn in range(max_turns):
-        [[completion]] = policy.generate([messages], replace(params, n=1))
-        observation, reward, terminated, truncated, info = env.step(completion.text)
-        messages = list(info.get("messages") or (
-            messages + [{"role": "assistant", "content": completion.text},
-                        {"role": "tool", "content": str(observation)}]))
-        if terminated or truncated:
-            return messages, float(reward), turn + 1, dict(info), (
-                "terminated" if terminated else "truncated")
-    # the loop's own cap: the episode never ended, so nothing was graded
-    return messages, 0.0, max_turns, {**info, "correct": False}, "truncated"

@@ -18,10 +18,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from rlvr_envs.agents.policy import Completion, Policy, SamplingParams
+from rlvr_envs.core.policy import Completion, Policy, SamplingParams
 from rlvr_envs.core.task import Task
 from rlvr_envs.eval.multiturn import run_multi_turn
-from rlvr_envs.eval.policies import resolve_policy
 from rlvr_envs.eval.store import Episode, ResultStore
 from rlvr_envs.eval.suites import ResolvedEntry, ResolvedSuite, Suite, load_suite, resolve_suite
 from rlvr_envs.eval.summary import summarise
@@ -299,6 +298,8 @@ def evaluate(policy: str | Policy, suite: str | Path | Suite, *, runs_dir: str |
     resolved = resolve_suite(suite_obj)
     try:
         if isinstance(policy, str):
+            from rlvr_envs.agents.registry import resolve_policy  # the agents load on first use
+
             policy_spec, policy_obj = policy, resolve_policy(policy)
         else:
             policy_spec, policy_obj = policy.name, policy

@@ -23,9 +23,12 @@ import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 SUITE_KEYS = {"name", "description", "n", "k", "sampling", "batch_size", "entries"}
 ENTRY_KEYS = {"env", "name", "kwargs", "tasks", "seeds", "n", "sampling", "max_turns"}
@@ -66,7 +69,7 @@ class ResolvedEntry:
     """A suite entry with its env made and its tasks resolved (in suite order, no duplicates)."""
 
     entry: SuiteEntry
-    env: Any
+    env: gym.Env
     tasks: list[Task]
     messages: list[list[dict[str, Any]]]
     multi_turn: bool
@@ -232,12 +235,12 @@ def parse_suite(data: Mapping[str, Any], default_name: str = "suite") -> Suite:
 
 # -- resolving envs and tasks ------------------------------------------------------------------
 
-def _is_multi_turn(env: Any, info: Mapping[str, Any]) -> bool:
+def _is_multi_turn(env: gym.Env, info: Mapping[str, Any]) -> bool:
     flag = getattr(env.unwrapped, "multi_turn", None)
     return bool(flag) if flag is not None else "tools" in info
 
 
-def _full_task(env: Any, record: dict[str, Any]) -> Task:
+def _full_task(env: gym.Env, record: dict[str, Any]) -> Task:
     """The whole task behind a reset's `info["task"]` (multi-turn envs hide the gold there)."""
     base = env.unwrapped
     return base.resolve_task(record) if hasattr(base, "resolve_task") else Task.from_dict(record)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.console import Console
+
+from rlvr_envs.cli import json_object_option
 
 console = Console()
 
@@ -16,20 +17,11 @@ export_app = typer.Typer(help="Write an env's tasks as a trainer's dataset.", no
                          pretty_exceptions_enable=False)
 
 
-def _kwargs(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise typer.BadParameter(f"--kwargs must be a JSON object, got {text!r}: {err}") from None
-    if not isinstance(value, dict):
-        raise typer.BadParameter(f"--kwargs must be a JSON object, got {text!r}")
-    return value
-
-
 @serve_app.callback(invoke_without_command=True)
 def serve_command(
     env: str = typer.Option("rlvr/Math-v0", help="default env id for /score and /reset"),
-    kwargs: str = typer.Option("{}", help="default env kwargs as JSON"),
+    kwargs: str = typer.Option("{}", "--env-kwargs", "--kwargs",
+                               help="default env kwargs as JSON"),
     host: str = typer.Option("127.0.0.1", help="bind address; a non-loopback one needs --token "
                              "or --insecure"),
     port: int = typer.Option(8000, min=0, max=65535, help="port"),
@@ -57,7 +49,7 @@ def serve_command(
 
     limits = ConnectionLimits(header_timeout=header_timeout, body_timeout=body_timeout,
                               max_connections=max_connections)
-    config = ServerConfig(env=env, env_kwargs=_kwargs(kwargs) or None, workers=workers,
+    config = ServerConfig(env=env, env_kwargs=json_object_option(kwargs) or None, workers=workers,
                           item_timeout=item_timeout, max_body_bytes=int(max_body_mb * 2**20),
                           token=token, session_ttl=session_ttl, max_sessions=max_sessions,
                           ray_address=ray, limits=limits)
@@ -68,15 +60,16 @@ def serve_command(
 def export_verl_command(
     out: Path = typer.Argument(..., help="output folder for train.parquet and test.parquet"),
     env: str = typer.Option(..., help="env id, e.g. rlvr/Math-v0"),
-    n: int = typer.Option(1000, help="train tasks"),
-    test_n: int | None = typer.Option(None, help="test tasks (default n // 10)"),
-    seed: int = typer.Option(0, help="sampling seed"),
-    kwargs: str = typer.Option("{}", help="env kwargs as JSON (kept in extra_info)"),
+    n: int = typer.Option(1000, min=1, help="train tasks"),
+    test_n: int | None = typer.Option(None, min=0, help="test tasks (default n // 10)"),
+    seed: int = typer.Option(0, min=0, help="sampling seed"),
+    kwargs: str = typer.Option("{}", "--env-kwargs", "--kwargs",
+                               help="env kwargs as JSON (kept in extra_info)"),
 ) -> None:
     """verl RL dataset Parquet (data_source, prompt, ability, reward_model, extra_info)."""
     from rlvr_envs.integrations.verl import export_verl
 
-    paths = export_verl(env, n, out, test_n=test_n, seed=seed, env_kwargs=_kwargs(kwargs))
+    paths = export_verl(env, n, out, test_n=test_n, seed=seed, env_kwargs=json_object_option(kwargs))
     for split, path in paths.items():
         console.print(f"{split}: {path}")
     console.print("verl: data.train_files=... custom_reward_function.path="
@@ -88,13 +81,14 @@ def export_verl_command(
 def export_openrlhf_command(
     out: Path = typer.Argument(..., help="output JSONL file"),
     env: str = typer.Option(..., help="env id"),
-    n: int = typer.Option(1000, help="tasks"),
-    seed: int = typer.Option(0, help="sampling seed"),
-    kwargs: str = typer.Option("{}", help="env kwargs as JSON (carried in each label)"),
+    n: int = typer.Option(1000, min=1, help="tasks"),
+    seed: int = typer.Option(0, min=0, help="sampling seed"),
+    kwargs: str = typer.Option("{}", "--env-kwargs", "--kwargs",
+                               help="env kwargs as JSON (carried in each label)"),
 ) -> None:
     """OpenRLHF prompt dataset: {"prompt": chat messages, "label": env + task JSON} per line
     (train with --data.input_key prompt --data.label_key label --data.apply_chat_template)."""
     from rlvr_envs.integrations.openrlhf import export_openrlhf
 
-    count = export_openrlhf(env, n, out, seed=seed, env_kwargs=_kwargs(kwargs))
+    count = export_openrlhf(env, n, out, seed=seed, env_kwargs=json_object_option(kwargs))
     console.print(f"{count} tasks: {out}")

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 #: families whose scorer reads only `task.answer`, so a bare gold string is a complete label
 ANSWER_ONLY_FAMILIES = frozenset({"math"})
@@ -40,7 +43,7 @@ def _record_from_text(text: str) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) and "prompt" in value and "answer" in value else None
 
 
-def decode_ground_truth(value: Any, env: Any) -> Task:
+def decode_ground_truth(value: Any, env: gym.Env) -> Task:
     """Rebuild the task a label names, for `env` (an unwrapped rlvr env with `.source`).
 
     Raises ValueError naming what was expected when `value` is none of the accepted forms.

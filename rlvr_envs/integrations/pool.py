@@ -2,9 +2,10 @@
 
 Each worker is a spawned process (the server's event loop and threads are never forked) fed
 one item at a time over a pipe. The deadline runs from the moment a worker takes the item, so
-a long queue never turns into false timeouts. A worker that overruns is killed and replaced,
-and only its item scores 0 ("server_timeout"); a worker that dies mid-item (a verifier crash,
-the OOM killer) is replaced and only its item scores 0 ("worker_crashed"). A worker starts the
+a long queue never turns into false timeouts. A worker that overruns is killed and only its
+item scores 0 ("server_timeout"); a worker that dies mid-item (a verifier crash, the OOM
+killer) likewise ("worker_crashed"). A spare that has already booted takes the place of a
+killed worker at once, and a new spare starts booting. A worker starts the
 math verifier's symbolic processes while it boots, before it takes any item, so no deadline
 pays for that start. Each running item is awaited from a dedicated thread, never on the loop.
 
@@ -186,7 +187,10 @@ class ScoringPool:
     """`await pool.score(items)` → one result record per item, in order."""
 
     def __init__(self, workers: int | None = None, *, item_timeout: float = 30.0,
-                 warm_envs: Sequence[tuple[str, str]] = (), work: Work = score_item):
+                 warm_envs: Sequence[tuple[str, str]] = (), work: Work = score_item,
+                 spares: int = 1):
+        """`spares` booted processes wait to replace a killed worker at once (a boot takes
+        seconds: the items queued behind a timeout would otherwise wait for it)."""
         if item_timeout <= 0:
             raise ValueError(f"item_timeout must be > 0 seconds, got {item_timeout}")
         self.workers = workers or os.cpu_count() or 1
@@ -199,6 +203,7 @@ class ScoringPool:
         self._lock = threading.Lock()
         self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="rlvr-score-wait")
         self._all = [self._spawn() for _ in range(self.workers)]
+        self._spares = deque(self._spawn() for _ in range(max(0, spares)))
         self._dispatch: FairDispatch | None = None
 
     def _spawn(self) -> _Worker:
@@ -210,9 +215,15 @@ class ScoringPool:
         return self._dispatch
 
     def _replace(self, worker: _Worker) -> _Worker:
+        """Kill `worker`; a spare (booting since it was made) takes its place, and a new spare
+        starts booting."""
         worker.kill()
-        fresh = self._spawn()
         with self._lock:
+            if self._spares:
+                fresh = self._spares.popleft()
+                self._spares.append(self._spawn())
+            else:
+                fresh = self._spawn()
             self._all[self._all.index(worker)] = fresh
             self.recycled += 1
         return fresh
@@ -259,7 +270,7 @@ class ScoringPool:
 
     def shutdown(self) -> None:
         with self._lock:
-            workers = list(self._all)
+            workers = list(self._all) + list(self._spares)
         for worker in workers:
             worker.kill()
         self._threads.shutdown(wait=False, cancel_futures=True)

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.core.scoring import Score, check_completion, zero_score
 from rlvr_envs.core.task import Task
 from rlvr_envs.integrations.ground_truth import decode_ground_truth
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 _ENVS: dict[tuple[str, str], Any] = {}
 
@@ -50,18 +53,11 @@ def cached_env(env_id: str, env_kwargs: Mapping[str, Any] | str | None = None) -
     return env
 
 
-def close_cached_envs() -> None:
-    while _ENVS:
-        _, env = _ENVS.popitem()
-        env.close()
-
-
-def score_completion(env: Any, task: Task, completion: str) -> Score:
+def score_completion(env: gym.Env, task: Task, completion: str) -> Score:
     """Score as `env.step` does: the action-space length cap first, then the env's scorer."""
     too_long = check_completion(completion, env.action_space.max_length)
     if too_long:
-        components = getattr(env.scorer, "components", None)
-        return zero_score(too_long, components)
+        return zero_score(too_long, env.scorer.components)
     return env.scorer.score(task, completion)
 
 

@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import hmac
 import json
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -315,6 +314,3 @@ def serve(config: ServerConfig, host: str = "127.0.0.1", port: int = 8000,
     uvicorn.run(app, host=host, port=port, log_level=log_level,
                 http=guarded_protocol(config.limits), timeout_keep_alive=5)
 
-
-def token_from_env() -> str | None:
-    return os.environ.get("RLVR_SERVER_TOKEN") or None

@@ -14,23 +14,18 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.integrations.scoring import kwargs_key, to_jsonable
 
-
-class EpisodeRunner(Protocol):
-    """Where a session's env lives: in-process (threads) or in a Ray actor."""
-
-    async def reset(self, seed: int | None, options: Mapping[str, Any] | None) -> tuple: ...
-    async def step(self, action: str) -> tuple: ...
-    async def close(self) -> None: ...
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 class ThreadEpisodeRunner:
     """The env lives in the server process; calls run in worker threads."""
 
-    def __init__(self, env: Any):
+    def __init__(self, env: gym.Env):
         self.env = env
 
     @classmethod

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.core.task import Task
 from rlvr_envs.integrations.scoring import kwargs_key
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,7 @@ class TaskRow:
     task: Task
 
 
-def _episode_start(env: Any, *, seed: int | None = None, task_id: str | None = None) -> TaskRow:
+def _episode_start(env: gym.Env, *, seed: int | None = None, task_id: str | None = None) -> TaskRow:
     options = {"task": task_id} if task_id is not None else None
     _, info = env.reset(seed=seed, options=options)
     base = env.unwrapped

@@ -18,11 +18,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.integrations.ground_truth import decode_ground_truth, encode_ground_truth
 from rlvr_envs.integrations.scoring import cached_env, kwargs_key, score_completion
 from rlvr_envs.integrations.task_rows import task_rows
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 def completion_text(completion: Any) -> str:
@@ -93,7 +96,7 @@ class EnvReward:
         return [None if math.isnan(s.reward) else float(s.reward) for s in scores]
 
 
-def _score_batch(env: Any, tasks: list, texts: list[str]) -> list:
+def _score_batch(env: gym.Env, tasks: list, texts: list[str]) -> list:
     """The scorer's batch path (threads where the scorer allows), with step's length cap."""
     limit = env.action_space.max_length
     if all(len(t) <= limit for t in texts):

@@ -52,11 +52,6 @@ def soft_overlong_penalty(length: int, max_length: int, cache_length: int) -> fl
     return (free - length) / cache_length
 
 
-def soft_overlong_penalties(lengths: Sequence[int], max_length: int, cache_length: int
-                            ) -> list[float]:
-    return [soft_overlong_penalty(n, max_length, cache_length) for n in lengths]
-
-
 def is_truncated(length: int, max_length: int, token_ids: Sequence[int] | None = None,
                  eos_token_ids: Sequence[int] | None = None) -> bool:
     """True when the completion was cut at the cap: with token ids and EOS ids, it does not end

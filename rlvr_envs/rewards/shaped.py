@@ -97,8 +97,7 @@ class ShapedScorer(Scorer):
     @property
     def components(self) -> dict[str, float]:
         config = self.config
-        names = [] if config.reward_mode == "process" else list(
-            getattr(self.base, "components", None) or {"correctness": 0.0})
+        names = [] if config.reward_mode == "process" else list(self.base.components)
         if config.reward_mode != "outcome":
             names.append("process")
         if config.format_reward:

@@ -21,7 +21,7 @@ import json
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.core.task import Task
 from rlvr_envs.integrations.trl import completion_text
@@ -32,6 +32,9 @@ from rlvr_envs.rewards.monitors import HackingCounters, hacking_flags
 from rlvr_envs.rewards.overlong import is_truncated, soft_overlong_penalty
 from rlvr_envs.rewards.process import verify_steps
 from rlvr_envs.rewards.thinking import mode_from_prompt, thinking_budget_penalty
+
+if TYPE_CHECKING:
+    from rlvr_envs.core.scoring import Scorer
 
 RewardFunc = Callable[..., list[float]]
 
@@ -149,7 +152,7 @@ class KimiLengthReward:
 
     __name__ = "kimi_length_penalty_reward"
 
-    def __init__(self, scorer: Any = None, *, weight: float = 1.0, warmup_steps: int = 0,
+    def __init__(self, scorer: Scorer | None = None, *, weight: float = 1.0, warmup_steps: int = 0,
                  group_size: int | None = None, task_column: str = "task",
                  tokenizer: Tokenizer | None = None,
                  correct_fn: Callable[..., Sequence[bool | None]] | None = None):
@@ -251,7 +254,7 @@ trl_thinking_budget_reward = ThinkingBudgetReward
 trl_hacking_monitor = HackingMonitor
 
 
-def make_trl_reward_funcs(scorer: Any = None, *, answer_format: str | None = None,
+def make_trl_reward_funcs(scorer: Scorer | None = None, *, answer_format: str | None = None,
                           format_reward: float = 0.0, thinking: str | None = None,
                           overlong: tuple[int, int] | None = None, length_penalty: float = 0.0,
                           warmup_steps: int = 0, process: str | None = None,
@@ -285,7 +288,7 @@ class KimiGroupPenalty:
 
     __name__ = "kimi_length_penalty"
 
-    def __init__(self, scorer: Any, *, weight: float = 1.0, warmup_steps: int = 0,
+    def __init__(self, scorer: Scorer, *, weight: float = 1.0, warmup_steps: int = 0,
                  tokenizer: Tokenizer | None = None):
         self.scorer, self.weight, self.warmup_steps, self.tokenizer = scorer, weight, warmup_steps, tokenizer
         self.step: int | None = None

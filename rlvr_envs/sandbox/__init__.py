@@ -10,40 +10,46 @@ naming what is missing; it never falls back.
 
 from __future__ import annotations
 
+import importlib
 import warnings
-
 
 from rlvr_envs.sandbox.base import (Limits, RunResult, Sandbox, SandboxedProcess,
                                     SandboxUnavailable)
 
-BACKENDS = ("auto", "local", "bwrap", "docker", "local-unsafe")
+#: backend name -> "module:class" of its Sandbox, imported on first use
+BACKEND_CLASSES: dict[str, str] = {
+    "local": "rlvr_envs.sandbox.local:NamespaceSandbox",
+    "bwrap": "rlvr_envs.sandbox.bwrap:BwrapSandbox",
+    "docker": "rlvr_envs.sandbox.docker:DockerSandbox",
+    "local-unsafe": "rlvr_envs.sandbox.local:LocalSandbox",
+}
+BACKENDS = ("auto", *BACKEND_CLASSES)
 
-__all__ = ["BACKENDS", "Limits", "RunResult", "Sandbox", "SandboxedProcess",
-           "SandboxUnavailable", "get_sandbox"]
+__all__ = ["BACKENDS", "BACKEND_CLASSES", "Limits", "RunResult", "Sandbox", "SandboxedProcess",
+           "SandboxUnavailable", "backend_class", "get_sandbox"]
+
+
+def backend_class(backend: str) -> type[Sandbox]:
+    """The Sandbox class of a backend name (ValueError naming the known ones)."""
+    if backend not in BACKEND_CLASSES:
+        raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {list(BACKENDS)}")
+    module, _, name = BACKEND_CLASSES[backend].partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def get_sandbox(backend: str = "auto", **options) -> Sandbox:
     """A sandbox backend by name: "auto" | "bwrap" | "local" | "docker" | "local-unsafe"."""
-    if backend == "local":
-        from rlvr_envs.sandbox.local import NamespaceSandbox
-        return NamespaceSandbox(**options)
+    if backend == "auto":
+        return _first_isolating(options)
+    cls = backend_class(backend)
     if backend == "local-unsafe":
-        from rlvr_envs.sandbox.local import LocalSandbox, UnsafeSandboxWarning
+        from rlvr_envs.sandbox.local import UnsafeSandboxWarning
         warnings.warn("sandbox 'local-unsafe': programs run as plain processes of this user "
                       "with rlimits only; they can read the host's files (data sets with the "
                       "tests' answers, caches, credentials), reach the network and write "
                       "wherever this user can. Use 'bwrap', 'local' or 'docker' for "
                       "untrusted code.", UnsafeSandboxWarning, stacklevel=2)
-        return LocalSandbox(**options)
-    if backend == "bwrap":
-        from rlvr_envs.sandbox.bwrap import BwrapSandbox
-        return BwrapSandbox(**options)
-    if backend == "docker":
-        from rlvr_envs.sandbox.docker import DockerSandbox
-        return DockerSandbox(**options)
-    if backend == "auto":
-        return _first_isolating(options)
-    raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {list(BACKENDS)}")
+    return cls(**options)
 
 
 def _first_isolating(options) -> Sandbox:

@@ -19,7 +19,8 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Mapping, Sequence
+from collections.abc import Callable, Hashable
+from typing import IO, Any, Mapping, Protocol, Sequence
 
 #: what a run's environment holds besides the caller's `env` (nothing from the host leaks in)
 BASE_ENV = {
@@ -256,6 +257,38 @@ class SandboxedProcess:
         return files
 
 
+class ForkedRun(Protocol):
+    """One run on a warm fork server: the children it forks, killed together on `close`."""
+
+    def spawn(self, program: str, channels: Sequence[Any], *, isolate: bool,
+              cpu_limit: bool = True) -> None:
+        """Fork `program` with `channels` (sockets or fds) as its channel fds; `isolate=True`
+        for untrusted code (own namespaces, private /tmp, own cgroup)."""
+
+    def out_of_memory(self) -> bool:
+        """Whether a child of this run was killed for memory."""
+
+    def close(self, wait: bool = False) -> None:
+        """Kill every child of the run (and wait for them with `wait=True`)."""
+
+
+class WarmForkServer(Protocol):
+    """What the code grader drives on a backend with a warm fork server (local, bwrap):
+    `rlvr_envs.sandbox.forkserver.ForkServer` implements it."""
+
+    def job(self, limits: Limits, *, deadline: bool = True) -> ForkedRun:
+        """A new run; `deadline=False` when the caller enforces the deadline itself."""
+
+    def reusable(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
+        """An idle item put back under `key`, else a new one from `prepare()`."""
+
+    def put_back(self, key: Hashable, item: Any) -> None:
+        """Keep `item` for a later `reusable(key, ...)` (or close it when enough are kept)."""
+
+    def prepared(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
+        """An item made ahead of time, handed out once; one more is made for the next call."""
+
+
 class Sandbox(ABC):
     """Runs untrusted commands. Subclasses: LocalSandbox, BwrapSandbox, DockerSandbox."""
 
@@ -296,7 +329,7 @@ class Sandbox(ABC):
         `collect`: the files the caller will read back with `collect` (a backend whose
         private working directory is not on the host copies these out)."""
 
-    def fork_server(self, programs: Mapping[str, str]):
+    def fork_server(self, programs: Mapping[str, str]) -> WarmForkServer | None:
         """A warm fork server (`rlvr_envs.sandbox.forkserver.ForkServer`) whose children run
         `programs` (name → Python source defining `main(*channel_fds)`) with this backend's
         isolation, started on first use; None when this backend has none (the caller then

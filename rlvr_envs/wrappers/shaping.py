@@ -22,11 +22,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rlvr_envs.core.multiturn import MultiTurnEnv
 from rlvr_envs.core.prompts import render_plain, thinking_system_prompt
 from rlvr_envs.core.task import Task
+from rlvr_envs.curriculum.measured import MeasuredDifficulty
 from rlvr_envs.rewards.shaped import ShapedScorer, ShapingConfig
 from rlvr_envs.rewards.thinking import METADATA_KEY, tag_prompt
-from rlvr_envs.curriculum.measured import MeasuredDifficulty
 
 #: gym.make keyword arguments that `with_shaping` adds, with their defaults (all off)
 SHAPING_KWARGS: dict[str, Any] = {name: getattr(ShapingConfig(), name)
@@ -42,7 +43,8 @@ class RewardShaping(gym.Wrapper):
                  **options: Any):
         super().__init__(env)
         base = env.unwrapped
-        if not hasattr(base, "scorer") or not hasattr(base, "system_prompt"):
+        if (isinstance(base, MultiTurnEnv) or not hasattr(base, "scorer")
+                or not hasattr(base, "system_prompt")):
             raise TypeError(f"RewardShaping needs a single-turn env with a scorer and a system "
                             f"prompt, got {type(base).__name__}")
         self.config = config if config is not None else ShapingConfig(**options)

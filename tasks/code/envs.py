@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 
 from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.sources import ProceduralSource, TaskSource
-from rlvr_envs.registry import register_env
+from rlvr_envs.registry import env_factory
 from rlvr_envs.sandbox import Limits, Sandbox
 from rlvr_envs.tasks.code.procedural import GENERATORS
 from rlvr_envs.tasks.code.prompts import CODE_SYSTEM_PROMPT
@@ -41,6 +41,7 @@ def code_source(source: str, *, data: str | None = None, split: str = "test",
     raise ValueError(f"unknown code source {source!r}; choose one of {list(SOURCES)}")
 
 
+@env_factory(check_kwargs={"source": "procedural"})
 def make_code_env(*, source: str = "procedural", sandbox: str | Sandbox = "auto",
                   limits: Limits | Mapping | None = None, partial_credit: bool = False,
                   data: str | None = None, split: str = "test",
@@ -55,16 +56,9 @@ def make_code_env(*, source: str = "procedural", sandbox: str | Sandbox = "auto"
                          max_completion_chars=max_completion_chars, render_mode=render_mode)
 
 
+@env_factory
 def make_humaneval_env(*, sandbox: str | Sandbox = "auto", limits: Limits | Mapping | None = None,
                        partial_credit: bool = False,
                        render_mode: str | None = None) -> SingleTurnEnv:
     return make_code_env(source="humaneval", sandbox=sandbox, limits=limits,
                          partial_credit=partial_credit, render_mode=render_mode)
-
-
-register_env("rlvr/Code-v0", make_code_env,
-             "Python code tasks (HumanEval, MBPP, stdin/stdout, procedural) graded in a sandbox",
-             family="code", check_kwargs={"source": "procedural"})
-register_env("rlvr/HumanEval-v0", make_humaneval_env,
-             "HumanEval's 164 problems; check(candidate) runs apart from the candidate's code",
-             family="code")

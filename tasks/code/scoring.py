@@ -83,12 +83,12 @@ class CodeScorer(Scorer):
     def score(self, task: Task, completion: str) -> Score:
         code = extract_code(completion)
         if code is None:
-            return self._zero("no_code", tests_passed=0, tests_total=None,
+            return self._zero("no_code", tests_passed=0, tests_total=0,
                               first_failure="the completion holds no code")
         program = compose_program(task, code)
         error = syntax_error(program)
         if error is not None:
-            return self._zero("syntax_error", tests_passed=0, tests_total=None,
+            return self._zero("syntax_error", tests_passed=0, tests_total=0,
                               first_failure=error, error=error)
         verdict = self._grade_guarded(task, program)
         if verdict.passed:

@@ -11,12 +11,17 @@ CodeContests' {"language": [...], "solution": [...]} (Python 3 is language 3).
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from rlvr_envs.tasks.code.loading import load_rows
+from rlvr_envs.tasks.code.prompts import stdio_prompt
 
 from rlvr_envs.core.sources import TaskList
 from rlvr_envs.core.task import Difficulty, Task
-from rlvr_envs.tasks.code.loading import load_rows
-from rlvr_envs.tasks.code.prompts import stdio_prompt
+
+logger = logging.getLogger(__name__)
 
 APPS_LEVELS = {"introductory": 1, "interview": 2, "competition": 3}
 CODECONTESTS_PYTHON3 = 3
@@ -40,7 +45,7 @@ def _tests(row: dict[str, Any]) -> list[dict[str, str]]:
     if len(ins) != len(outs):
         raise ValueError(f"record {row.get('problem_id', row.get('name'))}: {len(ins)} inputs "
                          f"but {len(outs)} outputs")
-    to_text = lambda v: "\n".join(v) if isinstance(v, list) else str(v)  # noqa: E731
+    to_text = lambda v: "\n".join(v) if isinstance(v, list) else str(v)
     return [{"input": to_text(i), "output": to_text(o)} for i, o in zip(ins, outs)]
 
 
@@ -82,7 +87,17 @@ def stdio_task(row: dict[str, Any], index: int, max_tests: int | None = None) ->
 
 
 def stdio_tasks(rows: Iterable[dict[str, Any]], max_tests: int | None = None) -> TaskList:
+    """Tasks of the rows that have a statement, tests and a solution; the others (common in
+    APPS-style dumps) are skipped and counted in a warning; none usable is a ValueError."""
+    rows = list(rows)
     tasks = [t for t in (stdio_task(r, i, max_tests) for i, r in enumerate(rows)) if t]
+    if rows and not tasks:
+        raise ValueError(f"none of the {len(rows)} stdio rows has a statement ('question', "
+                         f"'description' or 'prompt'), stdin/stdout tests ('inputs'/'outputs', "
+                         f"'input_output' or 'public_tests') and a solution ('solutions')")
+    if len(tasks) < len(rows):
+        logger.warning("stdio: skipped %d of %d row(s) without a statement, tests or a solution",
+                       len(rows) - len(tasks), len(rows))
     return TaskList(tasks, family="code", name="stdio")
 
 

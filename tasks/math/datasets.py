@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from rlvr_envs.core.datafiles import check_data_file
 from rlvr_envs.core.sources import TaskList
 from rlvr_envs.core.task import Difficulty, Task
 from rlvr_envs.verify.math import check_gold
@@ -317,6 +318,9 @@ def _as_file_list(files: Any) -> list[str]:
     missing = [f for f in out if not any(c in f for c in "*?[") and not Path(f).exists()]
     if missing:
         raise MathDatasetNotFound(f"data file(s) not found: {missing}")
+    for file in out:
+        if not any(c in file for c in "*?["):
+            check_data_file(file)
     return out
 
 

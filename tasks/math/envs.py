@@ -1,7 +1,7 @@
-"""The math envs and their registration: rlvr/Math-v0, rlvr/Arithmetic-v0, rlvr/GSM8K-v0,
-rlvr/MATH-v0.
+"""The math envs' factories: rlvr/Math-v0, rlvr/Arithmetic-v0, rlvr/GSM8K-v0, rlvr/MATH-v0,
+rlvr/CHAMP-v0 (their ids are listed in `rlvr_envs.catalogue`).
 
-All four are `SingleTurnEnv`s scored by `MathScorer`; they differ in their task source
+All are `SingleTurnEnv`s scored by `MathScorer`; they differ in their task source
 (procedural generators or a GSM8K / MATH-schema dataset).
 """
 
@@ -14,13 +14,12 @@ from typing import Any, Mapping, Sequence
 from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.prompts import answer_system_prompt
 from rlvr_envs.core.sources import ProceduralSource, TaskList, TaskSource
-from rlvr_envs.registry import register_env
+from rlvr_envs.registry import env_factory
 from rlvr_envs.tasks.math.champ import load_champ
 from rlvr_envs.tasks.math.datasets import GSM8K, MATH, MathDataset, load_math_dataset
 from rlvr_envs.tasks.math.generators import GENERATORS, MAX_LEVEL
 from rlvr_envs.tasks.math.scoring import MathScorer
 from rlvr_envs.verify.math import check_gold
-from rlvr_envs.wrappers.shaping import with_shaping
 
 DATA_DIR = Path(__file__).parent / "data"
 GSM8K_SAMPLE = DATA_DIR / "gsm8k_sample.jsonl"
@@ -47,6 +46,7 @@ def _env(source: TaskSource, answer_format: str, timeout: float, on_timeout: str
                          max_completion_chars=max_completion_chars, render_mode=render_mode)
 
 
+@env_factory
 def make_math_env(*, families: Sequence[str] | None = None,
                   difficulty: int | Sequence[int] | None = None,
                   weights: Mapping[str, float] | None = None, answer_format: str = "boxed",
@@ -71,6 +71,7 @@ def make_math_env(*, families: Sequence[str] | None = None,
                 max_completion_chars, render_mode)
 
 
+@env_factory
 def make_arithmetic_env(*, difficulty: int | Sequence[int] | None = None,
                         answer_format: str = "boxed", timeout: float = 1.0,
                         on_timeout: str = "zero",
@@ -94,6 +95,7 @@ def _make_dataset_env(dataset: MathDataset, *, path: str | os.PathLike | None,
                 max_completion_chars, render_mode)
 
 
+@env_factory(check_kwargs={"data_files": str(GSM8K_SAMPLE)})
 def make_gsm8k_env(*, path: str | os.PathLike | None = None, data_files: Any = None,
                    split: str = "test", config: str | None = None,
                    difficulty: int | Sequence[int] | None = None, limit: int | None = None,
@@ -110,6 +112,7 @@ def make_gsm8k_env(*, path: str | os.PathLike | None = None, data_files: Any = N
                              max_completion_chars=max_completion_chars, render_mode=render_mode)
 
 
+@env_factory(check_kwargs={"data_files": str(MATH_SAMPLE)})
 def make_math_dataset_env(*, path: str | os.PathLike | None = None, data_files: Any = None,
                           split: str = "test", config: str | None = None,
                           difficulty: int | Sequence[int] | None = None,
@@ -126,6 +129,7 @@ def make_math_dataset_env(*, path: str | os.PathLike | None = None, data_files: 
                              max_completion_chars=max_completion_chars, render_mode=render_mode)
 
 
+@env_factory
 def make_champ_env(*, path: str | os.PathLike | None = None,
                    difficulty: int | Sequence[int] | None = None, answer_format: str = "boxed",
                    timeout: float = 1.0, on_timeout: str = "zero",
@@ -142,19 +146,3 @@ def make_champ_env(*, path: str | os.PathLike | None = None,
         source = TaskList(kept, family="math", name="champ")
     return _env(source, answer_format, timeout, on_timeout, max_prompt_chars,
                 max_completion_chars, render_mode)
-
-
-register_env("rlvr/Math-v0", with_shaping(make_math_env),
-             "Procedural math (arithmetic, fractions, equations, algebra, calculus, modular, "
-             "word problems), levels 1-10", family="math")
-register_env("rlvr/Arithmetic-v0", with_shaping(make_arithmetic_env),
-             "Multi-step integer arithmetic with digits and steps growing by level", family="math")
-register_env("rlvr/GSM8K-v0", with_shaping(make_gsm8k_env),
-             "GSM8K grade-school word problems (hub openai/gsm8k or local json/jsonl/parquet)",
-             family="math", check_kwargs={"data_files": str(GSM8K_SAMPLE)})
-register_env("rlvr/MATH-v0", with_shaping(make_math_dataset_env),
-             "MATH competition problems, levels 1-5 (hub MATH-500 or local json/jsonl/parquet)",
-             family="math", check_kwargs={"data_files": str(MATH_SAMPLE)})
-register_env("rlvr/CHAMP-v0", with_shaping(make_champ_env),
-             "CHAMP competition math (270 problems, offline via champ-dataset; the 229 with "
-             "value answers), levels 1-3", family="math")

@@ -1,37 +1,27 @@
-"""Registration of rlvr/ReasoningGym-v0 and the curated per-generator ids.
+"""The factory of rlvr/ReasoningGym-v0 and of the curated per-generator ids.
 
 `gym.make("rlvr/ReasoningGym-v0", dataset="<name>")` serves any reasoning-gym generator (its
-config through `config=`, levels through `difficulty=`); the ids in `CURATED` pin one
-generator each. Answers go in <answer> tags by default (reasoning-gym's own convention; many
-answers are grids or lists that a \\boxed{} cannot hold cleanly).
+config through `config=`, levels through `difficulty=`); the curated ids (`CURATED`, listed in
+`rlvr_envs.catalogue`) pin one generator each through their fixed `dataset` kwarg. Answers go
+in <answer> tags by default (reasoning-gym's own convention; many answers are grids or lists
+that a \\boxed{} cannot hold cleanly).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from rlvr_envs.catalogue import REASONING_GYM_CURATED as CURATED
 from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.prompts import answer_system_prompt
-from rlvr_envs.registry import register_env
+from rlvr_envs.registry import env_factory
 from rlvr_envs.tasks.reasoning.scoring import ReasoningGymScorer
 from rlvr_envs.tasks.reasoning.source import reasoning_gym_source
-from rlvr_envs.wrappers.shaping import with_shaping
 
-#: generator → id suffix; each passes the audit (tests/tasks/test_reasoning_gym.py checks it)
-CURATED = {
-    "base_conversion": "BaseConversion", "basic_arithmetic": "BasicArithmetic",
-    "bitwise_arithmetic": "BitwiseArithmetic", "calendar_arithmetic": "CalendarArithmetic",
-    "chain_sum": "ChainSum", "complex_arithmetic": "ComplexArithmetic",
-    "count_primes": "CountPrimes", "countdown": "Countdown",
-    "family_relationships": "FamilyRelationships", "gcd": "GCD", "lcm": "LCM",
-    "letter_counting": "LetterCounting", "maze": "Maze", "mini_sudoku": "MiniSudoku",
-    "n_queens": "NQueens", "number_sorting": "NumberSorting", "puzzle24": "Puzzle24",
-    "shortest_path": "ShortestPath", "simple_equations": "SimpleEquations",
-    "spell_backward": "SpellBackward", "tower_of_hanoi": "TowerOfHanoi",
-    "word_sorting": "WordSorting", "zebra_puzzles": "ZebraPuzzles",
-}
+__all__ = ["CURATED", "make_reasoning_gym_env"]
 
 
+@env_factory
 def make_reasoning_gym_env(*, dataset: str = "chain_sum",
                            difficulty: int | Sequence[int] | None = None,
                            config: Mapping[str, Any] | None = None, answer_format: str = "r1",
@@ -45,27 +35,3 @@ def make_reasoning_gym_env(*, dataset: str = "chain_sum",
     return SingleTurnEnv(source, ReasoningGymScorer(answer_format),
                          answer_system_prompt(answer_format), max_prompt_chars=max_prompt_chars,
                          max_completion_chars=max_completion_chars, render_mode=render_mode)
-
-
-def _pinned(name: str):
-    def make(*, difficulty: int | Sequence[int] | None = None,
-             config: Mapping[str, Any] | None = None, answer_format: str = "r1",
-             max_prompt_chars: int = 65_536, max_completion_chars: int = 1_000_000,
-             render_mode: str | None = None) -> SingleTurnEnv:
-        return make_reasoning_gym_env(dataset=name, difficulty=difficulty, config=config,
-                                      answer_format=answer_format,
-                                      max_prompt_chars=max_prompt_chars,
-                                      max_completion_chars=max_completion_chars,
-                                      render_mode=render_mode)
-
-    make.__name__ = f"make_{name}_env"
-    make.__doc__ = f"reasoning-gym's {name!r} generator."
-    return make
-
-
-register_env("rlvr/ReasoningGym-v0", with_shaping(make_reasoning_gym_env),
-             "Any reasoning-gym generator (dataset=NAME, config=, difficulty= its curriculum "
-             "levels), strictly scored", family="reasoning")
-for _name, _suffix in CURATED.items():
-    register_env(f"rlvr/RG-{_suffix}-v0", with_shaping(_pinned(_name)),
-                 f"reasoning-gym's {_name} generator, strictly scored", family="reasoning")

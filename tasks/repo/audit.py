@@ -6,9 +6,12 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from rlvr_envs.tasks.repo.agents import GoldPatchAgent, NullAgent, run_episode
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 
 @dataclass
@@ -65,7 +68,7 @@ def audit_env(env, ids: Sequence[str] | None = None, *, workers: int = 1) -> Ite
             worker_env.end_episode()
 
 
-def audit_tasks(tasks: Any = "shipped", *, sandbox: Any = "auto",
+def audit_tasks(tasks: Any = "shipped", *, sandbox: str | Sandbox = "auto",
                 ids: Sequence[str] | None = None, workers: int = 1,
                 package_env: bool = False, sample: int | None = None, seed: int = 0,
                 **filters: Any) -> Iterator[AuditRow]:

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.tasks.repo.grading import GradeRun, grade_changes
 from rlvr_envs.tasks.repo.records import check_repo_task
@@ -20,6 +20,9 @@ from rlvr_envs.tasks.repo.workspace import WorkspaceTooLarge, collect_changes
 
 from rlvr_envs.core.scoring import Score, Scorer, zero_score
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 COMPONENTS = {"tests": 0.0}
 
@@ -51,7 +54,7 @@ class RepoScorer(Scorer):
 
     components = COMPONENTS
 
-    def __init__(self, sandbox: Any = "auto", *, partial_credit: bool = False,
+    def __init__(self, sandbox: str | Sandbox = "auto", *, partial_credit: bool = False,
                  strict_diff: bool = True, test_timeout: float | None = None, base_trees: BaseTreeCache = BASE_TREES,
                  sandbox_options: dict[str, Any] | None = None):
         self._sandbox_spec, self._sandbox_options = sandbox, dict(sandbox_options or {})

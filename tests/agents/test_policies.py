@@ -136,7 +136,7 @@ class ScriptedToolUser:
     name = "scripted-tools"
 
     def generate(self, batch, params, **_):
-        from rlvr_envs.agents.policy import Completion
+        from rlvr_envs.core.policy import Completion
 
         messages = batch[0]
         if messages[-1]["role"] == "tool":

@@ -76,6 +76,7 @@ def test_kept_rows_and_select_rows():
     assert out["n"].item() == 6 and out["other"] == [1, 2]
 
 
+@pytest.mark.slow
 def test_grpo_skips_batches_without_signal_and_logs_the_fraction(tiny_model, tmp_path):
     from rlvr_envs.agents.grpo import GRPOSettings, log_series, train_grpo
 
@@ -94,6 +95,7 @@ def test_grpo_skips_batches_without_signal_and_logs_the_fraction(tiny_model, tmp
                      zero_variance_groups="drop").validate()
 
 
+@pytest.mark.slow
 def test_grpo_keep_mode_logs_but_skips_nothing(tiny_model, tmp_path):
     from rlvr_envs.agents.grpo import GRPOSettings, log_series, train_grpo
 
@@ -106,14 +108,15 @@ def test_grpo_keep_mode_logs_but_skips_nothing(tiny_model, tmp_path):
     assert all(0 <= f <= 1 for f in log_series(tmp_path / "run", "zero_variance_frac"))
 
 
+@pytest.mark.slow
 def test_ppo_makes_no_update_on_a_batch_without_signal(tiny_model, tmp_path):
     from rlvr_envs.agents.ppo import PPOSettings, train_ppo
 
     train_ppo(PPOSettings(env_id=NEVER_ENV, model=str(tiny_model),
                           output_dir=str(tmp_path / "ppo"), train_tasks=4, eval_tasks=0,
                           total_updates=2, prompts_per_update=2, samples_per_prompt=4,
-                          max_new_tokens=4, learning_rate=5e-2, temperature=0.7,
-                          save_every=2, device="cpu"))
+                          max_completion_length=4, learning_rate=5e-2, temperature=0.7,
+                          save_steps=2, device="cpu"))
     log = RunDir(tmp_path / "ppo").read_log()
     assert [r["skipped_frac"] for r in log] == [1.0, 1.0]
     assert all("pg_loss" not in r for r in log)
@@ -155,6 +158,7 @@ def test_group_reward_from_spec():
 
 # -- distillation --------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_distill_stages_redo_later_stages_and_reject_empty_traces(tiny_model, tmp_path):
     from rlvr_envs.agents.distill import Stages
 

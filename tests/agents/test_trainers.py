@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
 from rlvr_envs.agents.data import EnvDataError
 from rlvr_envs.agents.grpo import GRPOSettings, log_series, train_grpo
@@ -34,6 +33,7 @@ def mean(values):
     return sum(values) / len(values)
 
 
+@pytest.mark.slow
 def test_grpo_raises_reward_logs_components_and_feeds_group_rewards(tiny_model, tmp_path):
     group_sizes = []
 
@@ -56,6 +56,7 @@ def test_grpo_raises_reward_logs_components_and_feeds_group_rewards(tiny_model, 
     assert settings["loss_type"] == "dr_grpo"
 
 
+@pytest.mark.slow
 def test_grpo_resumes_after_interruption_without_repeating_steps(tiny_model, tmp_path):
     from transformers import TrainerCallback
 
@@ -73,6 +74,7 @@ def test_grpo_resumes_after_interruption_without_repeating_steps(tiny_model, tmp
     assert [r["step"] for r in RunDir(tmp_path / "run").read_log()] == [1, 2, 3, 4]
 
 
+@pytest.mark.slow
 def test_grpo_multi_turn_through_rollout_func(tiny_model, tmp_path):
     settings = grpo_settings(tiny_model, tmp_path / "mt", env_id=MAGIC_TOOLS_ENV, max_steps=2,
                              prompts_per_step=2, num_generations=2, multi_turn=True,
@@ -85,6 +87,7 @@ def test_grpo_multi_turn_through_rollout_func(tiny_model, tmp_path):
     assert all(0 < r["completions/mean_length"] <= 32 for r in log)
 
 
+@pytest.mark.slow
 def test_ppo_raises_reward_and_resumes(tiny_model, tmp_path):
     from rlvr_envs.agents.ppo import PPOSettings, train_ppo
 
@@ -92,8 +95,8 @@ def test_ppo_raises_reward_and_resumes(tiny_model, tmp_path):
         return PPOSettings(env_id=MAGIC_ENV, model=str(tiny_model),
                            output_dir=str(tmp_path / "ppo"), train_tasks=8, eval_tasks=0,
                            total_updates=updates, prompts_per_update=4, samples_per_prompt=8,
-                           max_new_tokens=8, learning_rate=1e-2, minibatch_size=16,
-                           kl_coef=0.01, save_every=4, device="cpu")
+                           max_completion_length=8, learning_rate=1e-2, minibatch_size=16,
+                           kl_coef=0.01, save_steps=4, device="cpu")
 
     first = train_ppo(settings(4))
     assert not first["resumed"]
@@ -122,13 +125,14 @@ def test_ppo_pieces():
     assert abs(white[0, :3].mean().item()) < 1e-6 and white[0, 3].item() == 0.0
 
 
+@pytest.mark.slow
 def test_expert_iteration_raises_sampled_pass_rate(tiny_model, tmp_path):
     from rlvr_envs.agents.expert_iteration import (ExpertIterationSettings,
                                                    train_expert_iteration)
 
     result = train_expert_iteration(ExpertIterationSettings(
         env_id=MAGIC_ENV, model=str(tiny_model), output_dir=str(tmp_path / "ei"),
-        train_tasks=8, eval_tasks=0, rounds=3, samples_per_task=8, max_new_tokens=8,
+        train_tasks=8, eval_tasks=0, rounds=3, samples_per_task=8, max_completion_length=8,
         learning_rate=1e-2, sft_epochs=2, device="cpu"))
     log = RunDir(result["run_dir"]).read_log()
     assert [r["step"] for r in log] == [1, 2, 3]
@@ -136,8 +140,10 @@ def test_expert_iteration_raises_sampled_pass_rate(tiny_model, tmp_path):
     assert log[-1]["reward"] > log[0]["reward"] + 0.15, log
 
 
+@pytest.mark.slow
 def test_distill_two_experts_into_one_student(tiny_model, tmp_path):
-    from rlvr_envs.agents.distill import DistillSettings, FamilySpec, train_distill
+    from rlvr_envs.agents.distill import train_distill
+    from rlvr_envs.agents.settings import DistillSettings, FamilySpec
 
     experts = {}
     for name, env_id in (("a", MAGIC_ENV), ("b", MAGIC_B_ENV)):
@@ -148,7 +154,7 @@ def test_distill_two_experts_into_one_student(tiny_model, tmp_path):
             student=str(tiny_model), output_dir=str(tmp_path / "distill"),
             families=[FamilySpec("a", MAGIC_ENV, expert_a), FamilySpec("b", MAGIC_B_ENV,
                                                                        expert_b)],
-            train_tasks=5, eval_tasks=3, samples_per_task=4, max_new_tokens=8, sft_epochs=3,
+            train_tasks=5, eval_tasks=3, samples_per_task=4, max_completion_length=8, sft_epochs=3,
             sft_learning_rate=1e-2, logit_epochs=2, logit_learning_rate=5e-3, device="cpu")
 
     result = train_distill(settings(experts["a"], experts["b"]))
@@ -189,12 +195,8 @@ def test_bad_inputs_give_clear_errors(tiny_model, tmp_path):
         train_grpo(grpo_settings(tiny_model, tmp_path / "y", env_id=MAGIC_TOOLS_ENV))
 
 
-def test_cli_reports_a_missing_model(tmp_path):
-    from rlvr_envs.cli import _attach_subcommands, app
-
-    _attach_subcommands()
-    result = CliRunner().invoke(app, ["train", "grpo", "--env", MAGIC_ENV, "--model",
-                                      str(tmp_path / "nope"), "--output-dir",
-                                      str(tmp_path / "run")])
-    assert result.exit_code == 2
-    assert "does not exist" in " ".join(result.output.split())
+def test_cli_reports_a_missing_model(tmp_path, rlvr_cli):
+    result = rlvr_cli("train", "grpo", "--env", MAGIC_ENV, "--model", str(tmp_path / "nope"),
+                      "--output-dir", str(tmp_path / "run"))
+    assert result.exit_code == 1 and result.stderr.startswith("rlvr train grpo: error: ")
+    assert "does not exist" in result.stderr and len(result.stderr.splitlines()) == 1

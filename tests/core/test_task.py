@@ -37,3 +37,18 @@ def test_difficulty_validation():
         Difficulty(1, 1.5)
     assert Difficulty.coerce({"level": 3}) == Difficulty(3)
     assert Task(prompt="p", answer="a").with_pass_rate(0.25).difficulty.pass_rate == 0.25
+
+
+def test_procedural_source_remembers_a_bounded_number_of_tasks():
+    from rlvr_envs.core.sources import ProceduralSource
+    from rlvr_envs.tasks.math.generators import GENERATORS
+
+    source = ProceduralSource({"arithmetic": GENERATORS["arithmetic"]}, family="math",
+                              name="bounded")
+    source.SEEN_LIMIT = 3
+    made = [source.make("arithmetic", 1, seed) for seed in range(5)]
+    assert len(source._seen) == 3
+    assert source.get(made[-1].id) == made[-1]
+    with pytest.raises(KeyError, match="made recently"):
+        source.get(made[0].id)
+    assert source.get(made[0].source_id) == made[0]  # a procedural id is remade

@@ -12,7 +12,7 @@ import time
 import gymnasium as gym
 
 from rlvr_envs import registry
-from rlvr_envs.agents.policy import Completion, SamplingParams
+from rlvr_envs.core.policy import Completion, SamplingParams
 from rlvr_envs.core.env import SingleTurnEnv
 from rlvr_envs.core.prompts import answer_system_prompt
 from rlvr_envs.core.scoring import Score, Scorer

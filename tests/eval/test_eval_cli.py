@@ -88,19 +88,15 @@ def test_list_suites_and_missing_store(rlvr, tmp_path):
 
 def test_eval_modules_do_not_import_torch():
     code = ("import sys, rlvr_envs.eval.cli, rlvr_envs.eval.runner, rlvr_envs.eval.page; "
-            "from rlvr_envs.eval.policies import resolve_policy; resolve_policy('null'); "
+            "from rlvr_envs.agents.registry import resolve_policy; resolve_policy('null'); "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
 
 
-def test_an_unknown_name_from_the_agents_resolver_is_a_clean_error(monkeypatch):
-    from rlvr_envs.eval import policies
+def test_an_unknown_name_from_the_agents_resolver_is_a_clean_error():
+    from rlvr_envs.agents import registry
 
-    def agents_resolve(name):
-        raise ValueError(f"unknown policy {name!r}: not one of [...]")
-
-    monkeypatch.setattr(policies, "_agents_resolver", lambda: agents_resolve)
-    with pytest.raises(policies.PolicyNotFound, match="unknown policy 'nope'"):
-        policies.resolve_policy("nope")
+    with pytest.raises(registry.PolicyNotFound, match="unknown policy 'nope'"):
+        registry.resolve_policy("nope")

@@ -50,6 +50,7 @@ def _rows(store: ResultStore, run_id: str):
             for e in store.episodes(run_id)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["kill -9", "ctrl-c"])
 def test_interrupted_run_resumes_to_exactly_the_clean_run(tmp_path, how):
     suite = tmp_path / "suite.json"

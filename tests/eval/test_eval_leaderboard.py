@@ -14,7 +14,8 @@ import pytest
 from eval_helpers import SeededPolicy, ToolReader, ToyToolEnv, math_suite
 from rlvr_envs import registry
 from rlvr_envs.agents.scripted import GoldPolicy, NullPolicy
-from rlvr_envs.eval.leaderboard import collect, to_markdown, write_leaderboard
+from rlvr_envs.eval.leaderboard import collect, to_markdown
+from rlvr_envs.eval.publish import write_leaderboard
 from rlvr_envs.eval.runner import EvalStopped, evaluate
 from rlvr_envs.eval.store import ResultStore, StoreError
 from rlvr_envs.eval.suites import parse_suite

@@ -8,7 +8,7 @@ import pytest
 import rlvr_envs
 from eval_helpers import (FailingPolicy, SeededPolicy, ToolReader, ToyToolEnv,
                           make_monitored_math, math_suite)
-from rlvr_envs.agents.policy import Completion
+from rlvr_envs.core.policy import Completion
 from rlvr_envs.agents.scripted import GoldPolicy, NullPolicy
 from rlvr_envs.eval.passk import pass_at_k
 from rlvr_envs.eval.runner import EvalError, EvalStopped, evaluate

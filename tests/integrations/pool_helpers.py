@@ -10,4 +10,5 @@ def hostile_or_fine(item):
         time.sleep(value)
     elif kind == "crash":
         os._exit(3)  # a worker dying the way a segfaulting verifier would
-    return {"ok": True, "reward": 1.0, "correct": True, "verifier": "fine", "pid": os.getpid()}
+    return {"ok": True, "reward": 1.0, "correct": True, "verifier": "fine", "pid": os.getpid(),
+            "finished": time.monotonic()}  # one clock for every process on the machine

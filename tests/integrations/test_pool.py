@@ -48,6 +48,26 @@ def test_queue_wait_does_not_count_against_the_deadline():
     assert [r["verifier"] for r in asyncio.run(scenario())] == ["fine"] * 4
 
 
+def test_a_heavy_request_takes_turns_with_a_later_light_one():
+    async def scenario():
+        pool = ScoringPool(1, item_timeout=30, work=hostile_or_fine)
+        try:
+            await pool.score([("ok", 0)])  # the worker has booted
+            heavy = asyncio.ensure_future(pool.score([("sleep", 0.3)] * 8))
+            while pool.waiting() < 7:  # the heavy request holds the worker, 7 items queued
+                await asyncio.sleep(0.01)
+            light = await pool.score([("ok", 0)])
+            return await heavy, light
+        finally:
+            pool.shutdown()
+
+    heavy, light = asyncio.run(scenario())
+    before_light = [r for r in heavy if r["finished"] < light[0]["finished"]]
+    # first-come-first-served would finish all 8 heavy items first; in turns, the light item
+    # waits for the running one and at most the heavy request's next turn
+    assert len(before_light) <= 2 and all(r["verifier"] == "fine" for r in heavy)
+
+
 def test_workers_die_with_a_killed_server():
     process, url = start_rlvr_serve()
     try:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed")
+pytestmark = pytest.mark.slow  # starts a local Ray cluster
 
 from fastapi.testclient import TestClient
 from server_helpers import gold_of

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rlvr_envs.sandbox import Limits, Sandbox, SandboxedProcess
+from rlvr_envs.sandbox.base import ForkedRun, WarmForkServer
 from rlvr_envs.verify.code import wire
 
 _HERE = Path(__file__).parent
@@ -159,7 +160,7 @@ class _Prepared:
     """A run's processes forked ahead of use (by the fork server, waiting on their channels):
     the run and this process's end of its channel."""
 
-    def __init__(self, job, sock: socket.socket):
+    def __init__(self, job: ForkedRun, sock: socket.socket):
         self.job, self.sock = job, sock
 
     def usable(self) -> bool:
@@ -172,7 +173,7 @@ class _Prepared:
         self.job.close()
 
 
-def _prepare_candidate(server, limits: Limits) -> _Prepared:
+def _prepare_candidate(server: WarmForkServer, limits: Limits) -> _Prepared:
     job = server.job(limits, deadline=False)
     ours, theirs = socket.socketpair()
     try:
@@ -190,7 +191,7 @@ class _Driver(_Prepared):
     checks = 0
 
 
-def _start_driver(server, limits: Limits) -> _Driver:
+def _start_driver(server: WarmForkServer, limits: Limits) -> _Driver:
     job = server.job(limits, deadline=False)
     ours, theirs = socket.socketpair()
     try:
