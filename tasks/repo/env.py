@@ -59,13 +59,15 @@ class RepoEditEnv(MultiTurnEnv):
     #: (its reverse is the fix), where it was injected, the fixed files' blob ids
     hidden_metadata = ("gold_patch", "test_patch", "setup_patch", "mutation", "fixed_blobs")
 
-    def __init__(self, tasks: Any = "shipped", *, sandbox: str | Sandbox = "auto", max_turns: int = 30,
+    def __init__(self, tasks: Any = "default", *, sandbox: str | Sandbox = "auto", max_turns: int = 30,
                  bash_timeout: float = 30.0, test_timeout: float | None = None,
                  partial_credit: bool = False, strict_diff: bool = True, levels: Sequence[int] | None = None,
                  repos: Sequence[str] | None = None, max_observation_chars: int = 16_000,
                  workspace_root: str | None = None, render_mode: str | None = None,
-                 sandbox_options: dict[str, Any] | None = None):
-        super().__init__(load_repo_tasks(tasks, levels=levels, repos=repos), SYSTEM_PROMPT,
+                 sandbox_options: dict[str, Any] | None = None,
+                 split: str | Sequence[str] | None = None, statement: str | None = None):
+        super().__init__(load_repo_tasks(tasks, levels=levels, repos=repos, split=split,
+                                         statement=statement), SYSTEM_PROMPT,
                          max_turns=max_turns, max_observation_chars=max_observation_chars,
                          render_mode=render_mode)
         self.scorer = RepoScorer(sandbox, partial_credit=partial_credit, strict_diff=strict_diff,

@@ -6,6 +6,7 @@ directory, or a git repository plus the task's `base_commit` (SWE-bench style). 
 metadata names it as:
 
 - ``shipped:<file>``  — `tasks/repo/data/snapshots/<file>` (installed with the package)
+- ``pack:<pack>/<file>`` — `tasks/repo/data/packs/<pack>/snapshots/<file>` (a shipped pack)
 - ``cache:<file>``    — `<cache dir>/snapshots/<file>` (tasks built by `rlvr tasks build-repo`)
 - ``git:<path>``      — a git checkout; the tree at `base_commit` is exported (history dropped)
 - an absolute path to a `.tar.gz` or a directory.
@@ -49,6 +50,11 @@ def resolve_snapshot(location: str) -> Path:
         raise ValueError(f"a repo snapshot location must be a non-empty string, got {location!r}")
     if location.startswith("shipped:"):
         path = SHIPPED_DIR / "snapshots" / location.split(":", 1)[1]
+    elif location.startswith("pack:"):
+        pack, _, name = location.split(":", 1)[1].partition("/")
+        if not pack or not name or ".." in (pack, name) or "/" in name:
+            raise ValueError(f"a pack snapshot location is pack:NAME/FILE, got {location!r}")
+        path = SHIPPED_DIR / "packs" / pack / "snapshots" / name
     elif location.startswith("cache:"):
         path = cache_dir() / "snapshots" / location.split(":", 1)[1]
     elif location.startswith("git:"):
