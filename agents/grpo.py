@@ -59,13 +59,16 @@ def build_trainer(settings: GRPOSettings, *, group_rewards: Sequence[Callable[..
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     run = RunDir(settings.output_dir)
     run.write_settings(settings)
-    device = DeviceSettings(settings.device, settings.dtype, settings.gradient_checkpointing)
-    model, tokenizer = load_model_and_tokenizer(settings.model, device)
-    tokenizer.padding_side = "left"
-
     env = rlvr_envs.make(settings.env_id, **settings.env_kwargs)
     train, held_out = split_training_tasks(settings, env)
     train_rows = task_rows(env, train, env_id=settings.env_id)
+    if len(train_rows) < settings.prompts_per_step:  # TRL would silently train zero steps
+        raise EnvDataError(f"{len(train_rows)} training task(s) cannot fill a step of "
+                           f"{settings.prompts_per_step} prompts; lower prompts_per_step or "
+                           f"give more tasks")
+    device = DeviceSettings(settings.device, settings.dtype, settings.gradient_checkpointing)
+    model, tokenizer = load_model_and_tokenizer(settings.model, device)
+    tokenizer.padding_side = "left"
     eval_rows = task_rows(env, held_out, env_id=settings.env_id)
     scorer = getattr(env.unwrapped, "scorer", None)
     rollout_func = None

@@ -1,13 +1,17 @@
-"""Reset and grade latencies of rlvr/RepoEdit-v0 per sandbox backend (median, p90).
+"""Reset, bash-step and grade latencies of rlvr/RepoEdit-v0 per sandbox backend (median, p90).
 
-    .venv/bin/python benchmarks/bench_repo.py [--resets 20] [--grades 5] \
-        [--backends local,bwrap,docker]
+    .venv/bin/python benchmarks/bench_repo.py [--resets 20] [--grades 5] [--steps 30] \
+        [--backends local,bwrap,docker,local-unsafe]
+
+bash step = one `bash` tool call (`true`) through `env.step`: wrapper, sandbox, leftover
+kill; on Docker it runs in the episode's long-lived container. The peer is a fresh
+`sandbox.run(["bash", "-c", "true"])` per command (a new container per call on Docker).
 
 reset = build a history-safe git workspace of the task's base tree and audit it (the base
 tree itself is extracted once per process); the peer is a plain `shutil.copytree` of the same
 tree (what a workspace without the git/audit step would cost). grade = `submit` of the gold
 patch: changes collected, pristine tree assembled, FAIL_TO_PASS + PASS_TO_PASS run in the
-sandbox; the peer ratio is against the plain local backend.
+sandbox; the peer ratio is against the `local` backend (namespaces).
 """
 
 from __future__ import annotations
@@ -57,6 +61,24 @@ def bench_copies(task, n: int) -> list[float]:
     return times
 
 
+def bench_steps(env: RepoEditEnv, task, n: int) -> tuple[list[float], list[float]]:
+    """Seconds per `bash` step in an episode, and per fresh sandbox run of the same command."""
+    env.reset(options={"task": task.id})
+    env.step({"name": "bash", "arguments": {"command": "true"}})  # start the session
+    steps, fresh = [], []
+    for _ in range(n):
+        start = time.perf_counter()
+        env.step({"name": "bash", "arguments": {"command": "true"}})
+        steps.append(time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as scratch:
+        for _ in range(max(3, n // 3)):
+            start = time.perf_counter()
+            env.scorer.sandbox.run(["bash", "-c", "true"], workdir=scratch)
+            fresh.append(time.perf_counter() - start)
+    env.end_episode()
+    return steps, fresh
+
+
 def bench_grades(env: RepoEditEnv, task, n: int) -> list[float]:
     times = []
     for _ in range(n):
@@ -70,18 +92,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resets", type=int, default=20)
     parser.add_argument("--grades", type=int, default=5)
-    parser.add_argument("--backends", default="local,bwrap,docker")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--backends", default="local,bwrap,docker,local-unsafe")
     args = parser.parse_args()
-    rows, local_grade = [], {}
+    rows, local_grade, step_rows = [], {}, []
     for backend in args.backends.split(","):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                env = RepoEditEnv("shipped", sandbox=backend)
+                env = RepoEditEnv("shipped", sandbox=backend, max_turns=10_000)
                 env.scorer.sandbox
         except Exception as err:
             print(f"{backend}: unavailable ({err})")
             continue
+        steps, fresh = bench_steps(env, env.source.get(TASKS[0]), args.steps)
+        step_rows.append((backend, quantiles(steps), quantiles(fresh)))
         for key in TASKS:
             task = env.source.get(key)
             reset = quantiles(bench_resets(env, task, args.resets))
@@ -93,6 +118,11 @@ def main() -> None:
                          len(task.metadata["FAIL_TO_PASS"]) + len(task.metadata["PASS_TO_PASS"]),
                          reset, copy, grade, grade[0] / local_grade.get(key, grade[0])))
         env.close()
+    print(f"{'backend':12} {'bash step med/p90 (s)':>22}  {'fresh run med (s)':>17}  "
+          f"{'step/fresh':>10}")
+    for backend, step, fresh in step_rows:
+        print(f"{backend:12} {step[0]:10.3f} /{step[1]:9.3f}  {fresh[0]:17.3f}  "
+              f"{step[0] / fresh[0]:10.2f}")
     print(f"{'backend':8} {'repo':10} {'tests':>5}  {'reset med/p90 (s)':>18}  "
           f"{'copytree med (s)':>16}  {'reset/copy':>10}  {'grade med/p90 (s)':>18}  "
           f"{'grade vs local':>14}")

@@ -210,9 +210,14 @@ async def load(url: str, pools, weights, clients: int, duration: float, batch: i
 
 
 def in_process_peer(samples: list[Sample], seconds: float) -> float:
-    """Samples/s when one process scores the same (non-hostile) samples directly."""
+    """Samples/s when one process scores the same (non-hostile) samples directly, its math
+    verifier warmed first (as the server's workers are)."""
     from rlvr_envs.integrations.scoring import score_one
+    from rlvr_envs.verify.math import warm_up
 
+    warm_up()
+    for sample in {s.env: s for s in samples}.values():  # each env built and used once
+        score_one(sample.env, sample.label, sample.response.removesuffix("<|im_end|>"))
     done, stop = 0, time.monotonic() + seconds
     started = time.monotonic()
     while time.monotonic() < stop:

@@ -34,7 +34,7 @@ def parser(description: str, name: str) -> argparse.ArgumentParser:
                    help="folder for runs, results.json and plot.png")
     p.add_argument("--env-kwargs", default=json.dumps(ENV_KWARGS), help="gym.make kwargs (JSON)")
     p.add_argument("--device", default="auto")
-    p.add_argument("--tiny-warmup-epochs", type=float, default=3.0,
+    p.add_argument("--tiny-warmup-epochs", type=float, default=8.0,
                    help="epochs of the tiny model's fit to gold completions")
     return p
 
@@ -44,13 +44,14 @@ def command_line() -> str:
 
 
 def start_model(model: str, out: Path, env_kwargs: dict, seed: int, *, train_tasks: int,
-                eval_tasks: int, warmup_tasks: int = 96, warmup_epochs: float = 3.0) -> str:
+                eval_tasks: int, warmup_tasks: int = 96, warmup_epochs: float = 8.0) -> str:
     """The checkpoint every arm of a seed starts from (see the module docstring for `tiny`)."""
     if model != "tiny":
         return model
     # shared by the experiments writing next to each other (same split, same warm-up)
     path = out.parent / "tiny-start" / (f"s{seed}-train{train_tasks}-eval{eval_tasks}-"
-                                        f"warm{warmup_epochs:g}-{json.dumps(env_kwargs, sort_keys=True)}")
+                                        f"warm{warmup_epochs:g}-" + "-".join(
+                                            f"{k}{v}" for k, v in sorted(env_kwargs.items())))
     if (path / "config.json").exists():
         return str(path)
     import rlvr_envs
@@ -70,7 +71,7 @@ def start_model(model: str, out: Path, env_kwargs: dict, seed: int, *, train_tas
     build_tiny_model(path, seed=seed, hidden_size=64, corpus=corpus, vocab_size=160)
     tiny, tokenizer = load_model_and_tokenizer(path, DeviceSettings("cpu"))
     tiny = run_sft(tiny, tokenizer, pairs, path.with_name(path.name + "-tmp"),
-                   epochs=warmup_epochs, learning_rate=3e-3, batch_size=16, seed=seed)
+                   epochs=warmup_epochs, learning_rate=5e-3, batch_size=16, seed=seed)
     tiny.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)

@@ -36,6 +36,18 @@ def estimate_pass_rates(model: str, out: Path, env_kwargs: dict, seed: int, args
     return path
 
 
+def filtered_arm(start: str, run_dir: Path, env_kwargs: dict, seed: int, args, rates: Path
+                 ) -> dict:
+    """GRPO on the training tasks inside (0, 1); the reason instead when none is."""
+    from rlvr_envs.agents.data import EnvDataError
+
+    try:
+        return common.grpo_arm(start, run_dir, env_kwargs, seed, args, pass_rates=str(rates),
+                               solvable_lo=0.0, solvable_hi=1.0, zero_variance_groups="keep")
+    except EnvDataError as err:
+        return {"not_run": str(err)}
+
+
 def main() -> None:
     p = common.grpo_parser(__doc__.splitlines()[0], "exp4_difficulty_filtering")
     p.add_argument("--k", type=int, default=8, help="samples per task for the pass rates")
@@ -56,36 +68,38 @@ def main() -> None:
         per_seed[seed] = {
             "unfiltered": common.grpo_arm(start, out / f"unfiltered-s{seed}", env_kwargs, seed,
                                           args, zero_variance_groups="keep"),
-            "filtered": common.grpo_arm(start, out / f"filtered-s{seed}", env_kwargs, seed,
-                                        args, pass_rates=str(rates), solvable_lo=0.0,
-                                        solvable_hi=1.0, zero_variance_groups="keep"),
+            "filtered": filtered_arm(start, out / f"filtered-s{seed}", env_kwargs, seed, args,
+                                     rates),
             "pass_rate_file": str(rates),
             "pass_rates": {"measured": len(measured),
                            "never_solved": sum(r == 0 for r in measured),
                            "always_solved": sum(r == 1 for r in measured),
                            "in_range": sum(0 < r < 1 for r in measured)}}
-    arms = ("unfiltered", "filtered")
+    # an arm is summarised over the seeds where it ran (none of a seed's tasks in range: no run)
+    ran = {arm: [s for s in per_seed if per_seed[s][arm].get("accuracy")]
+           for arm in ("unfiltered", "filtered")}
+    arms = [arm for arm in ran if ran[arm]]
 
-    def gain_per_step(curve):
-        return (common.tail_mean(curve) - common.tail_mean(curve[:3][::-1])) / max(len(curve) - 1, 1)
+    def gain_per_step(curve):  # mean of the last 3 steps minus mean of the first 3, per step
+        return (common.tail_mean(curve) - common.tail_mean(curve[:3])) / max(len(curve) - 1, 1)
 
     summary = {arm: {"zero_variance_frac": common.stats([
                          sum(per_seed[s][arm]["zero_variance_frac"])
-                         / len(per_seed[s][arm]["zero_variance_frac"]) for s in per_seed]),
+                         / len(per_seed[s][arm]["zero_variance_frac"]) for s in ran[arm]]),
                      "reward_gain_per_step": common.stats([
-                         gain_per_step(per_seed[s][arm]["accuracy"]) for s in per_seed]),
+                         gain_per_step(per_seed[s][arm]["accuracy"]) for s in ran[arm]]),
                      "held_out_before": common.stats([
-                         per_seed[s][arm]["held_out"]["before"]["reward"] for s in per_seed]),
+                         per_seed[s][arm]["held_out"]["before"]["reward"] for s in ran[arm]]),
                      "held_out_after": common.stats([
-                         per_seed[s][arm]["held_out"]["after"]["reward"] for s in per_seed])}
+                         per_seed[s][arm]["held_out"]["after"]["reward"] for s in ran[arm]])}
                for arm in arms}
     config = {k: v for k, v in vars(args).items() if k != "out"}
     common.write_results(out, "exp4_difficulty_filtering", CLAIM, config, per_seed, summary,
                          started)
     fig, (reward, zero) = common.figure(2)
-    common.plot_curves(reward, {arm: [per_seed[s][arm]["accuracy"] for s in per_seed]
+    common.plot_curves(reward, {arm: [per_seed[s][arm]["accuracy"] for s in ran[arm]]
                                 for arm in arms}, "train accuracy")
-    common.plot_curves(zero, {arm: [per_seed[s][arm]["zero_variance_frac"] for s in per_seed]
+    common.plot_curves(zero, {arm: [per_seed[s][arm]["zero_variance_frac"] for s in ran[arm]]
                               for arm in arms}, "fraction of zero-variance groups")
     common.save_figure(fig, out, f"{args.model}: difficulty filtering, {len(per_seed)} seed(s)")
     print(json.dumps(summary, indent=2))

@@ -13,16 +13,29 @@ console = Console()
 
 @app.command("build-image")
 def build_image_command(tag: str = typer.Option(None, help="image tag (default: the project's)"),
-                        force: bool = typer.Option(False, help="rebuild even if it exists")) -> None:
+                        force: bool = typer.Option(False, help="rebuild even if it exists"),
+                        package: list[str] = typer.Option(
+                            [], "--package", help="also build this repo-task package's image "
+                                                  "(base image + its test environment)")
+                        ) -> None:
     """Build the Docker sandbox image with debootstrap + `docker import` (no registry pull)."""
     from rlvr_envs.sandbox.image import IMAGE, ImageBuildError, build_image
 
+    log = lambda m: console.print(m, markup=False)  # noqa: E731
     try:
-        built = build_image(tag or IMAGE, force=force, log=lambda m: console.print(m, markup=False))
+        built = build_image(tag or IMAGE, force=force, log=log)
     except ImageBuildError as err:
         console.print(f"[red]{err}[/]")
         raise typer.Exit(1) from err
     console.print(f"[green]image ready: {built}[/]")
+    if package:
+        from rlvr_envs.tasks.repo.environments import PackageEnvironmentError, build_package_image
+        for name in package:
+            try:
+                console.print(f"[green]image ready: {build_package_image(name, log=log)}[/]")
+            except PackageEnvironmentError as err:
+                console.print(f"[red]{name}: {err}[/]")
+                raise typer.Exit(1) from err
 
 
 @app.command("info")

@@ -49,21 +49,24 @@ for line in sys.stdin:
     def limits():
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
     started = time.monotonic()
+    merge = req.get("merge", False)
     try:
         proc = subprocess.Popen(req["argv"], cwd=req["cwd"], env=req["env"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True,
-                                preexec_fn=limits)
+                                stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+                                start_new_session=True, preexec_fn=limits)
     except OSError as err:
         out.write(json.dumps({"stdout": "", "stderr": f"{err}\n", "exit": 127,
                               "timed_out": False, "truncated": False}) + "\n")
         out.flush()
         continue
-    fds = (proc.stdout.fileno(), proc.stderr.fileno())
+    streams = [proc.stdout] if merge else [proc.stdout, proc.stderr]
+    fds = [st.fileno() for st in streams]
     data = {fd: [] for fd in fds}
     sizes = {fd: 0 for fd in data}
+    tail = bytearray()
     sel = selectors.DefaultSelector()
-    for stream in (proc.stdout, proc.stderr):
+    for stream in streams:
         sel.register(stream, selectors.EVENT_READ)
     try:
         proc.stdin.write(req["stdin"].encode())
@@ -87,7 +90,10 @@ for line in sys.stdin:
             if sizes[key.fd] < cap:
                 data[key.fd].append(chunk[:cap - sizes[key.fd]])
             sizes[key.fd] += len(chunk)
-            if sizes[key.fd] > 16 * cap:
+            if merge:  # keep the real tail too: a cut output shows both ends
+                tail += chunk
+                del tail[:max(0, len(tail) - cap // 2)]
+            elif sizes[key.fd] > 16 * cap:
                 flood = True
         if flood:
             break
@@ -110,11 +116,17 @@ for line in sys.stdin:
             os.waitpid(-1, 0)
         except ChildProcessError:
             break
-    for stream in (proc.stdout, proc.stderr):
+    for stream in streams:
         stream.close()
+    first = b"".join(data[fds[0]])
+    if merge and sizes[fds[0]] > cap:
+        half = cap // 2
+        first = (first[:half] + (f"\n[... output cut: {sizes[fds[0]]} bytes in all, the first "
+                                 f"{half} and the last {len(tail)} shown ...]\n").encode()
+                 + bytes(tail))
     out.write(json.dumps({
-        "out": b"".join(data[fds[0]]).decode("utf-8", "replace"),
-        "err": b"".join(data[fds[1]]).decode("utf-8", "replace"),
+        "out": first.decode("utf-8", "replace"),
+        "err": "" if merge else b"".join(data[fds[1]]).decode("utf-8", "replace"),
         "exit": None if (timed_out or flood) else code, "timed_out": timed_out,
         "killed": timed_out or flood, "truncated": any(s > cap for s in sizes.values()),
         "seconds": time.monotonic() - started}) + "\n")
@@ -157,8 +169,11 @@ class DockerSession:
         return self._proc
 
     def run(self, command: list[str], *, env: Mapping[str, str] | None = None,
-            limits: Limits = Limits(), stdin: str | bytes | None = None) -> RunResult:
-        """Run `command` in the session's container (working directory: the workdir)."""
+            limits: Limits = Limits(), stdin: str | bytes | None = None,
+            merge_output: bool = False) -> RunResult:
+        """Run `command` in the session's container (working directory: the workdir).
+        `merge_output`: stderr joins stdout, and an output over `limits.max_output_bytes`
+        comes back as its real first and last halves with a line saying how much was cut."""
         argv = check_command(command)
         limits = Limits.coerce(limits)
         proc = self._proc if self._proc is not None and self._proc.poll() is None \
@@ -167,7 +182,7 @@ class DockerSession:
         request = {"argv": argv, "cwd": str(self.workdir), "stdin": text,
                    "env": {**BASE_ENV, "PATH": SESSION_PATH, "HOME": "/tmp", **(env or {})},
                    "timeout": limits.wall_time, "cpu": limits.cpu_seconds,
-                   "cap": limits.max_output_bytes}
+                   "cap": limits.max_output_bytes, "merge": merge_output}
         started = time.monotonic()
         reply = None
         try:
@@ -182,7 +197,7 @@ class DockerSession:
                              "one\n", None, False, True, False, "docker",
                              time.monotonic() - started)
         return RunResult(reply["out"], reply["err"], reply["exit"], reply["timed_out"],
-                         reply["killed"], reply["truncated"], "docker",
+                         reply["killed"], reply["truncated"] and not merge_output, "docker",
                          time.monotonic() - started)
 
     @staticmethod

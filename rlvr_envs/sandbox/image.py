@@ -1,8 +1,9 @@
 """Builds the Docker sandbox image locally, with no registry pull.
 
-`debootstrap --variant=minbase` makes a Debian bookworm root filesystem with python3 and
-python3-pytest from the apt mirror this machine is configured with (read from
-/etc/apt/sources.list[.d] at run time), then `tar -C DIR -c . | docker import - TAG` turns it
+`debootstrap --variant=minbase` makes a Debian bookworm root filesystem with python3 from the
+apt mirror this machine is configured with (read from
+/etc/apt/sources.list[.d] at run time) and pytest `PYTEST_VERSION` from PyPI wheels (the same
+pytest the host's virtualenv pins, so repository tests run alike on every backend), then `tar -C DIR -c . | docker import - TAG` turns it
 into an image. Takes about a minute; built once per tag (`ensure_image` reuses it), guarded by
 a lock file so concurrent test sessions do not build twice. CLI: `rlvr sandbox build-image`.
 """
@@ -18,8 +19,13 @@ import tempfile
 from pathlib import Path
 
 SUITE = "bookworm"
-PACKAGES = ("python3", "python3-pytest")
-IMAGE_VERSION = "1"
+PACKAGES = ("python3",)
+#: the one pytest every backend runs repository tests with: the image installs it from PyPI
+#: wheels, and the host's virtualenv pins the same version (pyproject's `dev` extra)
+PYTEST_VERSION = "9.2.0"
+#: the Python minor version of the image (Debian bookworm) and of the supported host
+PYTHON_VERSION = "3.11"
+IMAGE_VERSION = f"2-pytest{PYTEST_VERSION}"
 IMAGE = f"rlvr-sandbox:{SUITE}-py3-{IMAGE_VERSION}"
 LOCK_FILE = Path(tempfile.gettempdir()) / "rlvr-sandbox-image.lock"
 APT_SOURCES = (Path("/etc/apt/sources.list"), Path("/etc/apt/sources.list.d"))
@@ -86,6 +92,7 @@ def build_image(tag: str = IMAGE, *, mirror: str | None = None, force: bool = Fa
                 for item in (root / junk).glob("*"):
                     if item.is_file():
                         item.unlink()
+            install_pytest(root, log)
             (root / "work").mkdir(exist_ok=True)
             log(f"docker import → {tag}")
             tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
@@ -100,6 +107,33 @@ def build_image(tag: str = IMAGE, *, mirror: str | None = None, force: bool = Fa
         finally:
             shutil.rmtree(root, ignore_errors=True)
         return tag
+
+
+def install_pytest(root: Path, log=print) -> None:
+    """pytest PYTEST_VERSION and its dependencies, as wheels from PyPI (`pip download`, the
+    only network step besides the apt mirror), unpacked into the image's
+    /usr/local/lib/python3.X/dist-packages, with a /usr/local/bin/pytest launcher."""
+    import sys
+    import zipfile
+
+    site = root / "usr" / "local" / "lib" / f"python{PYTHON_VERSION}" / "dist-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="rlvr-wheels-") as wheels:
+        log(f"pip download pytest=={PYTEST_VERSION} (python {PYTHON_VERSION} wheels)")
+        step = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet",
+                               "--only-binary=:all:", "--python-version", PYTHON_VERSION,
+                               "--dest", wheels, f"pytest=={PYTEST_VERSION}"],
+                              capture_output=True, text=True)
+        if step.returncode != 0:
+            raise ImageBuildError(f"pip download pytest=={PYTEST_VERSION} failed:\n"
+                                  f"{(step.stdout + step.stderr)[-2000:]}")
+        for wheel in sorted(Path(wheels).glob("*.whl")):
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(site)
+    launcher = root / "usr" / "local" / "bin" / "pytest"
+    launcher.parent.mkdir(parents=True, exist_ok=True)
+    launcher.write_text('#!/bin/sh\nexec /usr/bin/python3 -m pytest "$@"\n')
+    launcher.chmod(0o755)
 
 
 def ensure_image(tag: str = IMAGE) -> str:

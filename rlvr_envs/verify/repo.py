@@ -66,6 +66,12 @@ def _plugin(fd, key):
             if report.failed:
                 crash = getattr(report.longrepr, "reprcrash", None)
                 record["message"] = str(getattr(crash, "message", "") or "")[:300]
+                try:  # the test's own failing line (what it called), for problem statements
+                    first = report.longrepr.reprtraceback.reprentries[0]
+                    record["source"] = next(line[1:].strip() for line in first.lines
+                                            if line.startswith(">"))[:300]
+                except Exception:
+                    pass
             emit(record)
 
         def pytest_deselected(self, items):
@@ -144,8 +150,9 @@ def read_stream(stdout: str, key: bytes) -> StreamReport:
             continue
         phases = report.tests.setdefault(str(record.get("id")), {})
         phases.setdefault(str(record.get("when")), str(record.get("outcome")))
-        if record.get("message") and "message" not in phases:
-            phases["message"] = str(record["message"])
+        for extra in ("message", "source"):
+            if record.get(extra) and extra not in phases:
+                phases[extra] = str(record[extra])
     return report
 
 
@@ -156,7 +163,7 @@ def outcome_of(phases: dict[str, str] | None) -> str:
         return "missing"
     if "deselected" in phases:
         return "deselected"
-    phases = {k: v for k, v in phases.items() if k != "message"}
+    phases = {k: v for k, v in phases.items() if k not in ("message", "source")}
     for when in ("setup", "call", "teardown"):
         outcome = phases.get(when)
         if outcome is None:

@@ -69,11 +69,34 @@ def audit_env(env, ids: Sequence[str] | None = None, *, workers: int = 1) -> Ite
 
 
 def audit_tasks(tasks: Any = "shipped", *, sandbox: str | Sandbox = "auto",
-                ids: Sequence[str] | None = None, workers: int = 1) -> Iterator[AuditRow]:
-    from rlvr_envs.tasks.repo.env import RepoEditEnv
+                ids: Sequence[str] | None = None, workers: int = 1,
+                package_env: bool = False, sample: int | None = None, seed: int = 0,
+                **filters: Any) -> Iterator[AuditRow]:
+    """Audit `tasks` (filters: levels, repos, split). `package_env=True` runs each package's
+    tasks in that package's environment (`environments.package_sandbox`, sandbox "docker" or
+    "bwrap"); `sample` audits that many tasks drawn with `seed` instead of all."""
+    import random
 
-    env = RepoEditEnv(tasks, sandbox=sandbox)
-    try:
-        yield from audit_env(env, ids, workers=workers)
-    finally:
-        env.close()
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+    from rlvr_envs.tasks.repo.records import load_repo_tasks
+
+    chosen = list(load_repo_tasks(tasks, **filters))
+    if ids:
+        chosen = [t for t in chosen if (t.source_id or t.id) in ids or t.id in ids]
+    if sample is not None and sample < len(chosen):
+        chosen = sorted(random.Random(seed).sample(chosen, sample),
+                        key=lambda t: t.source_id or t.id)
+    groups: dict[str, list] = {}
+    for task in chosen:
+        groups.setdefault(task.metadata["repo"] if package_env else "", []).append(task)
+    for repo, group in groups.items():
+        if package_env:
+            from rlvr_envs.tasks.repo.environments import package_sandbox
+            box = package_sandbox(repo, sandbox)
+        else:
+            box = sandbox
+        env = RepoEditEnv(group, sandbox=box)
+        try:
+            yield from audit_env(env, workers=workers)
+        finally:
+            env.close()

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from rlvr_envs.tasks.repo.grading import is_protected, run_pytest, run_tests
+from rlvr_envs.tasks.repo.grading import files_of_tests, is_protected, run_pytest, run_tests
 from rlvr_envs.tasks.repo.records import make_repo_task, patch_stats
 from rlvr_envs.tasks.repo.snapshot import apply_patch
 from rlvr_envs.tasks.repo.workspace import (
@@ -42,6 +42,13 @@ class SuiteRun:
     messages: dict[str, str]
     exit_code: int | None
     timed_out: bool
+    #: id → the failing line of the test itself (what was called), when pytest showed one
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def failures(self, test_ids: Sequence[str], limit: int = 5) -> list[dict[str, str]]:
+        """The first `limit` failures as {test, source, message} (for problem statements)."""
+        return [{"test": t, "source": self.sources.get(t, ""),
+                 "message": self.messages.get(t, "")} for t in test_ids[:limit]]
 
     def passing(self) -> list[str]:
         return [t for t, o in self.outcomes.items() if o == "passed"]
@@ -54,7 +61,8 @@ def run_suite(sandbox, tree: Path, metadata: dict[str, Any], *, timeout: float) 
     tests = report.tests if report.problem is None else {}
     return SuiteRun({t: outcome_of(p) for t, p in tests.items()},
                     {t: p.get("message", "") for t, p in tests.items() if p.get("message")},
-                    result.exit_code, result.timed_out)
+                    result.exit_code, result.timed_out,
+                    {t: p["source"] for t, p in tests.items() if p.get("source")})
 
 
 def split_tests(pristine: SuiteRun, base: SuiteRun, max_failing_fraction: float = 0.5
@@ -77,8 +85,10 @@ def split_tests(pristine: SuiteRun, base: SuiteRun, max_failing_fraction: float 
 def build_task(*, sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: str,
                statement: str | Callable[[SuiteRun, list[str]], str], repo: str, snapshot: str,
                source: str, source_id: str, metadata: dict[str, Any], timeout: float = 300,
-               max_failing_fraction: float = 0.5) -> Task:
-    """A validated task for the bug `setup_patch` on the `pristine` tree (see module doc)."""
+               max_failing_fraction: float = 0.5, p2p_scope: str = "suite") -> Task:
+    """A validated task for the bug `setup_patch` on the `pristine` tree (see module doc).
+    `p2p_scope="files"` keeps as PASS_TO_PASS only the passing tests of the files that hold
+    a FAIL_TO_PASS test (graded runs stay short on big suites); "suite" keeps them all."""
     with tempfile.TemporaryDirectory(prefix="rlvr-build-") as scratch:
         base = Path(scratch) / "base"
         shutil.copytree(pristine, base, symlinks=True)
@@ -92,6 +102,14 @@ def build_task(*, sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: 
             raise TaskRejected(f"the fix would touch protected paths {protected}")
         base_run = run_suite(sandbox, _scratch_copy(base, scratch), metadata, timeout=timeout)
         f2p, p2p = split_tests(pristine_run, base_run, max_failing_fraction)
+        if p2p_scope == "files":  # as SWE-bench: the tests of the files that show the bug
+            p2p = [t for t in p2p if t.split("::", 1)[0] in files_of_tests(f2p)]
+        # a test inside a file the fix changes (a library doctest) names a protected path:
+        # the grader restores that file, so the test could never pass
+        f2p = [t for t in f2p if files_of_tests([t]).isdisjoint(files)]
+        p2p = [t for t in p2p if files_of_tests([t]).isdisjoint(files)]
+        if not f2p:
+            raise TaskRejected("only tests inside the fixed files fail (library doctests)")
         text = statement(base_run, f2p) if callable(statement) else statement
         # grading by node id must agree: base fails, pristine passes
         required = f2p + p2p
@@ -107,6 +125,15 @@ def build_task(*, sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: 
         if not gold_verdict.all_passed:
             raise TaskRejected(f"the gold tree does not pass its tests by node id "
                                f"({gold_verdict.reason}: {list(gold_verdict.failed.items())[:3]})")
+        # run by node id (as graded), the buggy tree must still fail: a test that failed only
+        # in the whole suite's order depends on other tests, and is not kept as FAIL_TO_PASS
+        base_verdict, _ = run_tests(sandbox, _scratch_copy(base, scratch), required, metadata,
+                                    timeout=timeout)
+        f2p = [t for t in f2p if t not in base_verdict.passed]
+        if not f2p:
+            raise TaskRejected("the FAIL_TO_PASS tests pass on the buggy tree when run by node "
+                               "id (they fail only in the whole suite's order)")
+        text = statement(base_run, f2p) if callable(statement) else statement
         fixed_blobs = blob_hashes([(pristine / f).read_bytes() for f in files
                                    if (pristine / f).is_file()], Path(scratch))
         workspace = Path(scratch) / "workspace"
@@ -114,7 +141,8 @@ def build_task(*, sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: 
         commit = init_history_safe_repo(workspace)
         audit_history(workspace, commit, fixed_blobs)
     meta = dict(metadata)
-    meta.update(setup_patch=setup_patch, workspace_commit=commit, fixed_blobs=fixed_blobs)
+    meta.update(failures=base_run.failures(f2p), setup_patch=setup_patch,
+                workspace_commit=commit, fixed_blobs=fixed_blobs)
     return make_repo_task(statement=text, repo=repo, snapshot=snapshot, gold_patch=gold_patch,
                           fail_to_pass=f2p, pass_to_pass=p2p, source=source,
                           source_id=source_id, **meta)

@@ -4,10 +4,14 @@
     rlvr tasks build-repo --minirepos --ship       # rebuild the shipped mini-repo tasks
     rlvr tasks import-swebench records.jsonl --repos ./clones --out tasks.jsonl
     rlvr tasks audit-repo [--tasks shipped] [--sandbox docker]
+    rlvr tasks pack --from ~/.cache/rlvr-envs/repo --name mypack --held-out NAME --out DIR
+    rlvr tasks list [--tasks pack:pypi]            # per-package counts, levels, splits
 """
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -32,7 +36,17 @@ def build_repo(package: List[str] = typer.Option([], "--package", "-p",
                max_tries: int = typer.Option(40, help="mutants tried per package"),
                seed: int = typer.Option(0, help="mutation sampling seed"),
                sandbox: str = typer.Option("auto", help="auto | local | bwrap | docker"),
-               sdist: Optional[Path] = typer.Option(None, help="use this sdist, no download"),
+               sdist: Optional[Path] = typer.Option(
+                   None, help="use this sdist (or the NAME-*.tar.gz in this directory), "
+                              "no download"),
+               test_args: List[str] = typer.Option(
+                   [], "--test-arg", help="pytest arguments naming the tests to run (e.g. "
+                                          "the relevant test files of a slow suite)"),
+               combine: int = typer.Option(0, help="also build up to N multi-hunk tasks per "
+                                                   "package by combining 2-3 kept bugs"),
+               package_env: bool = typer.Option(False, help="build each package in its own "
+                                                            "environment (--sandbox docker | "
+                                                            "bwrap): what the pack is graded in"),
                ship: bool = typer.Option(False, help="write into the package's shipped data "
                                                      "(tasks/repo/data) instead of the cache"),
                ) -> None:
@@ -52,23 +66,118 @@ def build_repo(package: List[str] = typer.Option([], "--package", "-p",
         tasks = build_mini_tasks(box, out_dir=out_dir, location_prefix=prefix,
                                  progress=console.print)
         table.add_row("mini repos", "-", str(len(tasks)), str(len(tasks)), "0")
-    failed = 0
+    failed = new_tasks = 0
+    started = time.monotonic()
     for name in package:
+        if package_env:
+            from rlvr_envs.tasks.repo.environments import package_sandbox
+            box.close()
+            box = package_sandbox(name, sandbox)
         try:
             report = build_package_tasks(name, box, max_tasks=max_tasks, max_tries=max_tries,
                                          seed=seed, out_dir=out_dir, location_prefix=prefix,
-                                         sdist=sdist, progress=console.print)
+                                         sdist=_sdist_for(sdist, name), test_args=test_args,
+                                         progress=console.print)
+            if combine:
+                from rlvr_envs.tasks.repo.combine import build_combined_tasks
+                combined = build_combined_tasks(report, box, out_dir=out_dir,
+                                                max_tasks=combine, seed=seed,
+                                                progress=console.print)
+                report.kept += combined.kept
+                report.tried += combined.tried
+                report.new += combined.new
         except SynthesisError as err:
             console.print(f"[red]{name}: {err}[/]")
             failed += 1
             continue
+        new_tasks += report.new
         table.add_row(f"{name} {report.version}", str(report.tests_passing), str(report.tried),
                       str(len(report.kept)), str(report.rejected or ""))
     console.print(table)
+    hours = (time.monotonic() - started) / 3600
+    console.print(f"throughput: {new_tasks} new verified task(s) in {hours * 60:.1f} min "
+                  f"({new_tasks / hours if hours else 0:.0f} tasks/hour on "
+                  f"{os.cpu_count()} cores, backend {getattr(box, 'name', sandbox)})")
     console.print(f"tasks written under {out_dir / 'tasks'}")
     box.close()
     if failed:
         raise typer.Exit(1)
+
+
+def _sdist_for(sdist: Optional[Path], package: str) -> Optional[Path]:
+    """`sdist` itself, or in a directory the sdist whose name starts with the package's."""
+    if sdist is None or not sdist.is_dir():
+        return sdist
+    stem = package.replace("-", "_").lower()
+    found = sorted(p for p in sdist.glob("*.tar.gz")
+                   if p.name.replace("-", "_").lower().rsplit("_", 1)[0] == stem
+                   or p.name.lower().startswith(stem + "-"))
+    if not found:
+        raise typer.BadParameter(f"no sdist of {package!r} in {sdist}")
+    return found[-1]
+
+
+@app.command("pack")
+def pack_command(source: Path = typer.Option(..., "--from",
+                                             help="build output dir (holds tasks/*.jsonl)"),
+                 name: str = typer.Option(..., help="pack name (tasks say pack:NAME/...)"),
+                 out: Path = typer.Option(..., help="pack directory to write"),
+                 held_out: List[str] = typer.Option([], "--held-out",
+                                                    help="package(s) of the test split"),
+                 exclude: List[str] = typer.Option([], "--exclude",
+                                                   help="package(s) left out"),
+                 only: List[str] = typer.Option([], "--only", help="only these package(s)"),
+                 package_env: Optional[str] = typer.Option(
+                     None, help="docker | bwrap: keep only the required tests that pass in "
+                                "each package's environment (tasks built elsewhere)")) -> None:
+    """Gather built tasks into a pack: one snapshot per package version, tasks gzipped,
+    splits by repository (held-out packages are the test split)."""
+    from rlvr_envs.tasks.repo.pack import write_pack
+    from rlvr_envs.tasks.repo.records import read_tasks
+
+    tasks = []
+    for path in sorted((source / "tasks").glob("*.jsonl")):
+        tasks += [t for t in read_tasks(path) if t.metadata["repo"] not in exclude
+                  and (not only or t.metadata["repo"] in only)]
+    if package_env:
+        from rlvr_envs.tasks.repo.environments import package_sandbox
+        from rlvr_envs.tasks.repo.reconcile import restrict_to_environment
+        os.environ["RLVR_CACHE_DIR"] = str(source.parent)  # cache: snapshots of the build
+        tasks, _ = restrict_to_environment(tasks, lambda repo: package_sandbox(repo, package_env),
+                                           progress=console.print)
+    manifest = write_pack(tasks, out, name=name, held_out=held_out, build_dir=source)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    console.print(f"{manifest['tasks']} tasks from {len(manifest['packages'])} packages "
+                  f"written to {out} ({size / 1e6:.2f} MB)")
+
+
+@app.command("list")
+def list_command(tasks: str = typer.Option("default", help="default | shipped | pack:NAME | "
+                                                           "cache | all | a path")) -> None:
+    """Per-package task counts by level and split."""
+    from collections import Counter, defaultdict
+
+    from rlvr_envs.tasks.repo.records import load_repo_tasks
+
+    loaded = load_repo_tasks(tasks)
+    rows: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for task in loaded:
+        meta = task.metadata
+        key = f"{meta['repo']} {meta.get('version') or ''}".strip()
+        rows[key]["level"][task.difficulty.level] += 1
+        rows[key]["split"][task.split] += 1
+        rows[key]["licence"][str(meta.get("license", "")).split(" (")[0]] += 1
+    table = Table("package", "tasks", "level 1", "level 2", "level 3", "splits", "licence")
+    for key in sorted(rows):
+        levels, splits = rows[key]["level"], rows[key]["split"]
+        table.add_row(key, str(sum(levels.values())), *(str(levels[n]) for n in (1, 2, 3)),
+                      ", ".join(f"{s} {n}" for s, n in sorted(splits.items())),
+                      ", ".join(rows[key]["licence"]))
+    totals = Counter(t.difficulty.level for t in loaded)
+    table.add_row("[b]total[/]", str(len(loaded)), *(str(totals[n]) for n in (1, 2, 3)),
+                  ", ".join(f"{s} {n}" for s, n in sorted(Counter(t.split for t in loaded)
+                                                           .items())), "")
+    console.print(table)
 
 
 @app.command("import-swebench")
@@ -89,16 +198,35 @@ def import_swebench_command(records: Path = typer.Argument(..., help="JSON or JS
 def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all | a JSONL path"),
                sandbox: str = typer.Option("auto", help="auto | local | bwrap | docker"),
                ids: Optional[List[str]] = typer.Option(None, "--id", help="only these tasks"),
-               workers: int = typer.Option(1, help="tasks audited in parallel")) -> None:
+               workers: int = typer.Option(1, help="tasks audited in parallel"),
+               package_env: bool = typer.Option(False, help="run each package's tasks in its "
+                                                            "own environment (docker | bwrap)"),
+               sample: Optional[int] = typer.Option(None, help="audit this many tasks drawn "
+                                                               "at random (--seed)"),
+               seed: int = typer.Option(0, help="seed of --sample"),
+               split: Optional[str] = typer.Option(None, help="train | validation | test"),
+               out: Optional[Path] = typer.Option(None, help="write the rows as JSONL")) -> None:
     """Null agent (submit at once) must score 0 and gold-patch agent 1 on every task."""
+    import json
+
     from rlvr_envs.tasks.repo.audit import audit_tasks
 
     bad = 0
     table = Table("task", "null", "gold", "verdict")
-    for row in audit_tasks(tasks, sandbox=sandbox, ids=ids, workers=workers):
+    rows = audit_tasks(tasks, sandbox=sandbox, ids=ids, workers=workers,
+                       package_env=package_env, sample=sample, seed=seed, split=split)
+    sink = open(out, "w", encoding="utf-8") if out else None
+    for row in rows:
+        if sink:
+            sink.write(json.dumps({"task": row.task, "null": row.null, "gold": row.gold,
+                                   "ok": row.ok, "detail": row.detail}) + "\n")
+            sink.flush()
         bad += not row.ok
         table.add_row(row.task, f"{row.null:g}", f"{row.gold:g}",
                       "[green]ok[/]" if row.ok else f"[red]FAIL[/] {row.detail}")
+    if sink:
+        sink.close()
     console.print(table)
+    console.print(f"{bad} of {table.row_count} task(s) failed the audit")
     if bad:
         raise typer.Exit(1)

@@ -41,6 +41,8 @@ Tools: bash(command, timeout), view(path, start_line, end_line), str_replace(pat
 new_str), create(path, content), run_tests(tests), submit()."""
 
 MAX_BASH_TIMEOUT = 120
+#: backends after whose commands nothing the command started can still run
+PROCESS_ISOLATING = frozenset({"bwrap", "local", "docker"})
 
 
 def statement_text(task: Task) -> str:
@@ -57,13 +59,15 @@ class RepoEditEnv(MultiTurnEnv):
     #: (its reverse is the fix), where it was injected, the fixed files' blob ids
     hidden_metadata = ("gold_patch", "test_patch", "setup_patch", "mutation", "fixed_blobs")
 
-    def __init__(self, tasks: Any = "shipped", *, sandbox: str | Sandbox = "auto", max_turns: int = 30,
+    def __init__(self, tasks: Any = "default", *, sandbox: str | Sandbox = "auto", max_turns: int = 30,
                  bash_timeout: float = 30.0, test_timeout: float | None = None,
                  partial_credit: bool = False, strict_diff: bool = True, levels: Sequence[int] | None = None,
                  repos: Sequence[str] | None = None, max_observation_chars: int = 16_000,
                  workspace_root: str | None = None, render_mode: str | None = None,
-                 sandbox_options: dict[str, Any] | None = None):
-        super().__init__(load_repo_tasks(tasks, levels=levels, repos=repos), SYSTEM_PROMPT,
+                 sandbox_options: dict[str, Any] | None = None,
+                 split: str | Sequence[str] | None = None, statement: str | None = None):
+        super().__init__(load_repo_tasks(tasks, levels=levels, repos=repos, split=split,
+                                         statement=statement), SYSTEM_PROMPT,
                          max_turns=max_turns, max_observation_chars=max_observation_chars,
                          render_mode=render_mode)
         self.scorer = RepoScorer(sandbox, partial_credit=partial_credit, strict_diff=strict_diff,
@@ -116,22 +120,27 @@ class RepoEditEnv(MultiTurnEnv):
     # -- tools -----------------------------------------------------------------------------------
 
     def _run(self, command: list[str], timeout: float, env: dict[str, str] | None = None,
-             stdin: str | None = None):
+             stdin: str | None = None, max_output_bytes: int = 200_000,
+             merge_output: bool = False):
         from rlvr_envs.sandbox.base import Limits
 
         assert self._workspace is not None
         sandbox = self.scorer.sandbox
         run_env = {"RLVR_EPISODE": self._token, **tools.tool_env(sandbox), **(env or {})}
-        limits = Limits(wall_time=timeout, memory_mb=2048, max_output_bytes=200_000)
+        limits = Limits(wall_time=timeout, memory_mb=2048, max_output_bytes=max_output_bytes)
         try:
             if hasattr(sandbox, "session"):  # one container per episode, not one per command
                 if self._session is None:
                     self._session = sandbox.session(self._workspace, limits)
-                return self._session.run(command, env=run_env, limits=limits, stdin=stdin)
+                return self._session.run(command, env=run_env, limits=limits, stdin=stdin,
+                                         merge_output=merge_output)
             return sandbox.run(command, workdir=self._workspace, env=run_env, stdin=stdin,
                                limits=limits)
         finally:
-            kill_tagged(self._token, self._workspace)
+            # a PID namespace (bwrap, local) or the session's server (Docker) already killed
+            # whatever the command left; plain processes need the host-wide sweep
+            if getattr(sandbox, "name", "") not in PROCESS_ISOLATING:
+                kill_tagged(self._token, self._workspace)
 
     def call_tool(self, call: ToolCall) -> ToolResult:
         try:
@@ -147,9 +156,14 @@ class RepoEditEnv(MultiTurnEnv):
             timeout = args.get("timeout", self.bash_timeout)
             if not 0 < timeout <= MAX_BASH_TIMEOUT:
                 raise ToolCallError(f"timeout must be in (0, {MAX_BASH_TIMEOUT}] seconds")
-            result = self._run(tools.bash_argv(args["command"], float(timeout),
-                                               self.max_observation_chars),
-                               float(timeout) + 10)
+            if hasattr(self.scorer.sandbox, "session"):  # the session's server cuts it
+                result = self._run(["bash", "-c", args["command"]], float(timeout),
+                                   max_output_bytes=tools.output_keep(
+                                       self.max_observation_chars) * 2, merge_output=True)
+            else:
+                result = self._run(tools.bash_argv(args["command"], float(timeout),
+                                                   self.max_observation_chars),
+                                   float(timeout) + 10)
             return ToolResult(_command_output(result), details={"exit_code": result.exit_code})
         if call.name == "view":
             return ToolResult(tools.view(ws, args["path"], args.get("start_line"),

@@ -29,14 +29,20 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Sequence
 
-from rlvr_envs.tasks.repo.snapshot import apply_patch
 from rlvr_envs.tasks.repo.monitor import flag_changes
+from rlvr_envs.tasks.repo.snapshot import apply_patch
 from rlvr_envs.tasks.repo.workspace import Changes, diff_trees, write_changes
 from rlvr_envs.tasks.repo.writeback import read_entry
 
 from rlvr_envs.core.scoring import Score, zero_score
-from rlvr_envs.verify.repo import (PYTEST_BOOT, RunVerdict, StreamReport, read_stream,
-                                   unique_ids, verdict_of)
+from rlvr_envs.verify.repo import (
+    PYTEST_BOOT,
+    RunVerdict,
+    StreamReport,
+    read_stream,
+    unique_ids,
+    verdict_of,
+)
 
 TEST_DIR_NAMES = frozenset({"tests", "test", "testing"})
 CONFIG_NAMES = frozenset({"conftest.py", "pytest.toml", ".pytest.toml", "pytest.ini",

@@ -3,7 +3,9 @@
 Operators: flipped comparison (`<` → `<=`, `==` → `!=`, ...), off-by-one (an integer literal
 ±1), wrong operator (`+` ↔ `-`, `*` ↔ `//`..., `and` ↔ `or`, `+=` ↔ `-=`), dropped statement
 (a one-line statement in a function body with other statements), swapped arguments (two
-positional arguments of a call), wrong default (a parameter default changed).
+positional arguments of a call), wrong default (a parameter default changed), removed branch
+(an `if` block without `else`, dropped whole), removed body (a short function's body replaced
+by `raise NotImplementedError`: the task is to re-implement it).
 
 The AST finds the sites; the edit replaces only the characters of the operator, literal or
 argument involved (never re-formats the file), so the gold patch is the one line a human
@@ -18,7 +20,10 @@ from dataclasses import dataclass
 from typing import Iterator
 
 OPERATORS = ("flipped_comparison", "off_by_one", "wrong_operator", "dropped_statement",
-             "swapped_arguments", "wrong_default")
+             "swapped_arguments", "wrong_default", "removed_branch", "removed_body")
+#: bodies longer than this (lines) are not removed: re-implementing them is no longer a bug fix
+MAX_REMOVED_BODY_LINES = 8
+MAX_REMOVED_BRANCH_LINES = 6
 
 _COMPARE_FLIP = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">", ast.Eq: "!=",
                  ast.NotEq: "==", ast.Is: "is not", ast.IsNot: "is", ast.In: "not in",
@@ -146,6 +151,9 @@ def find_mutations(source: str, file: str) -> list[Mutation]:
                         text = source[line_start:line_end]
                         if text.strip() and ";" not in text:
                             add("dropped_statement", stmt, (line_start, line_end, text, ""))
+            _removed_body(off, source, node, body, add)
+            for block in _blocks(node):
+                _removed_branches(off, source, block, add)
             args = node.args
             positional = args.posonlyargs + args.args
             for _arg, default in zip(positional[len(positional) - len(args.defaults):],
@@ -160,6 +168,48 @@ def find_mutations(source: str, file: str) -> list[Mutation]:
             seen.add((m.start, m.end, m.replacement))
             unique.append(m)
     return unique
+
+
+def _blocks(func: ast.AST) -> Iterator[list[ast.stmt]]:
+    """Every statement list inside a function (its body, loop and branch bodies...)."""
+    for node in ast.walk(func):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
+def _line_span(off: _Offsets, first: ast.stmt, last: ast.stmt) -> tuple[int, int]:
+    return off.starts[first.lineno - 1], off.starts[min(last.end_lineno, len(off.lines))]
+
+
+def _removed_branches(off: _Offsets, source: str, block: list[ast.stmt], add) -> None:
+    """An `if` without `else` that is not its block's only statement, dropped whole."""
+    if len(block) < 2:
+        return
+    for stmt in block:
+        if (isinstance(stmt, ast.If) and not stmt.orelse
+                and stmt.end_lineno - stmt.lineno + 1 <= MAX_REMOVED_BRANCH_LINES):
+            start, end = _line_span(off, stmt, stmt)
+            text = source[start:end]
+            if source[off.start(stmt) - stmt.col_offset:off.start(stmt)].strip() == "":
+                add("removed_branch", stmt, (start, end, text, ""))
+
+
+def _removed_body(off: _Offsets, source: str, func: ast.AST, body: list[ast.stmt], add) -> None:
+    """A short function body (docstring kept) replaced by `raise NotImplementedError`."""
+    if not body or body[0].lineno == func.lineno:  # one-line `def f(): ...`
+        return
+    lines = body[-1].end_lineno - body[0].lineno + 1
+    if not 2 <= lines <= MAX_REMOVED_BODY_LINES or any(
+            isinstance(n, (ast.Yield, ast.YieldFrom)) for s in body for n in ast.walk(s)):
+        return  # a generator with its yields removed is no longer a generator
+    start, end = _line_span(off, body[0], body[-1])
+    indent = source[start:off.start(body[0])]
+    if indent.strip():
+        return
+    add("removed_body", body[0], (start, end, source[start:end],
+                                  f"{indent}raise NotImplementedError\n"))
 
 
 def _wrong_default(off: _Offsets, source: str, func: ast.AST, default: ast.AST, add) -> None:

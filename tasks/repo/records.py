@@ -61,7 +61,8 @@ def difficulty_level(gold_lines: int, gold_files: int, num_failing: int, repo_py
     score += gold_lines > 2
     score += gold_files > 1
     score += repo_py_files > 8
-    score += operator in ("dropped_statement", "wrong_default", "swapped_arguments")
+    score += operator in ("dropped_statement", "wrong_default", "swapped_arguments",
+                          "removed_branch", "removed_body", "combined")
     score -= num_failing >= 5
     return max(1, min(3, 1 + score))
 
@@ -128,29 +129,60 @@ def cached_task_files() -> list[Path]:
 
 
 def load_repo_tasks(tasks: str | Path | Sequence[Task] | None = "shipped", *,
-                    levels: Sequence[int] | None = None, repos: Sequence[str] | None = None
+                    levels: Sequence[int] | None = None, repos: Sequence[str] | None = None,
+                    split: str | Sequence[str] | None = None, statement: str | None = None
                     ) -> TaskList:
-    """The task list an env serves: "shipped", "cache" (built by `rlvr tasks build-repo`),
-    "all", a JSONL path, or a list of Tasks; optionally filtered by level and repo."""
+    """The task list an env serves, optionally filtered by level, repo and split.
+
+    `tasks`: "default" (the default pack, else "shipped"), "shipped" (the curated tasks of tasks/repo/data/tasks), "pack:NAME" (a shipped
+    pack; "pack" alone is the default pack), "cache" (built by `rlvr tasks build-repo`),
+    "all" (all of these), a pack directory, a JSONL path, or a list of Tasks. `statement`
+    ("issue" | "tests") re-renders the statements of tasks that recorded their failures."""
+    from rlvr_envs.tasks.repo.pack import DEFAULT_PACK, SPLITS, read_pack, shipped_packs
+
+    if tasks == "default":  # the shipped pack when there is one, else the curated tasks
+        tasks = f"pack:{DEFAULT_PACK}" if DEFAULT_PACK in shipped_packs() else "shipped"
     if tasks is None or isinstance(tasks, (str, Path)):
         which = str(tasks or "shipped")
         loaded: list[Task] = []
         if which in ("shipped", "all"):
             for path in sorted(SHIPPED_TASKS.glob("*.jsonl")):
                 loaded += read_tasks(path)
+        if which == "all":
+            for pack in shipped_packs():
+                loaded += read_pack(pack)
         if which in ("cache", "all"):
             for path in cached_task_files():
                 loaded += read_tasks(path)
-        if which not in ("shipped", "cache", "all"):
-            loaded = read_tasks(Path(which))
-        name = f"repo-{which}" if which in ("shipped", "cache", "all") else Path(which).stem
+        if which == "pack" or which.startswith("pack:"):
+            name = which.partition(":")[2] or DEFAULT_PACK
+            loaded, name = read_pack(name), f"repo-pack-{name}"
+        elif Path(which).is_dir():
+            loaded, name = read_pack(Path(which)), Path(which).name
+        elif which not in ("shipped", "cache", "all"):
+            loaded, name = read_tasks(Path(which)), Path(which).stem
+        else:
+            name = f"repo-{which}"
     else:
         loaded, name = [check_repo_task(t) for t in tasks], "repo-custom"
     if levels is not None:
         loaded = [t for t in loaded if t.difficulty.level in set(levels)]
     if repos is not None:
+        repos = [repos] if isinstance(repos, str) else repos
         loaded = [t for t in loaded if t.metadata["repo"] in set(repos)]
+    if split is not None:
+        splits = [split] if isinstance(split, str) else list(split)
+        bad = [s for s in splits if s not in SPLITS]
+        if bad:
+            raise ValueError(f"split must be among {SPLITS}, got {bad}")
+        loaded = [t for t in loaded if t.split in splits]
+    if statement is not None:
+        from dataclasses import replace
+
+        from rlvr_envs.tasks.repo.statements import task_statement
+        loaded = [replace(t, prompt=task_statement(t, statement)) for t in loaded]
     if not loaded:
-        raise ValueError(f"no repo tasks left from {tasks!r} (levels={levels}, repos={repos}); "
-                         f"build some with `rlvr tasks build-repo --package NAME`")
+        raise ValueError(f"no repo tasks left from {tasks!r} (levels={levels}, repos={repos}, "
+                         f"split={split}); build some with `rlvr tasks build-repo --package "
+                         f"NAME`")
     return TaskList(loaded, family=FAMILY, name=name)

@@ -6,6 +6,7 @@ directory, or a git repository plus the task's `base_commit` (SWE-bench style). 
 metadata names it as:
 
 - ``shipped:<file>``  — `tasks/repo/data/snapshots/<file>` (installed with the package)
+- ``pack:<pack>/<file>`` — `tasks/repo/data/packs/<pack>/snapshots/<file>` (a shipped pack)
 - ``cache:<file>``    — `<cache dir>/snapshots/<file>` (tasks built by `rlvr tasks build-repo`)
 - ``git:<path>``      — a git checkout; the tree at `base_commit` is exported (history dropped)
 - an absolute path to a `.tar.gz` or a directory.
@@ -49,6 +50,11 @@ def resolve_snapshot(location: str) -> Path:
         raise ValueError(f"a repo snapshot location must be a non-empty string, got {location!r}")
     if location.startswith("shipped:"):
         path = SHIPPED_DIR / "snapshots" / location.split(":", 1)[1]
+    elif location.startswith("pack:"):
+        pack, _, name = location.split(":", 1)[1].partition("/")
+        if not pack or not name or ".." in (pack, name) or "/" in name:
+            raise ValueError(f"a pack snapshot location is pack:NAME/FILE, got {location!r}")
+        path = SHIPPED_DIR / "packs" / pack / "snapshots" / name
     elif location.startswith("cache:"):
         path = cache_dir() / "snapshots" / location.split(":", 1)[1]
     elif location.startswith("git:"):
@@ -106,10 +112,12 @@ def export_git_tree(repo: Path, commit: str, dest: Path) -> None:
 
 
 def apply_patch(tree: Path, patch: str, *, what: str = "patch") -> None:
-    """Apply a unified diff (git format) to a plain directory; fail loudly if it does not apply."""
+    """Apply a unified diff (git format) to a plain directory; fail loudly if it does not apply.
+    git's own checks stay on: a path that leaves the directory, or a write beyond a symbolic
+    link, is refused (a submitted patch is untrusted and applied on the host)."""
     if not patch.strip():
         return
-    proc = subprocess.run(["git", "apply", "--whitespace=nowarn", "--unsafe-paths", "-"],
+    proc = subprocess.run(["git", "apply", "--whitespace=nowarn", "-"],
                           input=patch.encode("utf-8"), cwd=tree, capture_output=True,
                           env=_plain_git_env())
     if proc.returncode != 0:
@@ -217,7 +225,7 @@ class BaseTreeCache:
         with self._lock:
             entry = self._trees.pop(key, None)
             if entry is not None:
-                tree, digest, size = entry
+                tree, digest, _ = entry
                 if tree.is_dir() and tree_digest(tree) == digest:
                     self._trees[key] = entry  # most recently used last
                     return tree

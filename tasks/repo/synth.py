@@ -25,20 +25,19 @@ import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from rlvr_envs.tasks.repo.builder import (
-    SuiteRun,
     TaskRejected,
     build_task,
     count_source_files,
     run_suite_on_copy,
     stable,
-    summarize_failures,
 )
 from rlvr_envs.tasks.repo.grading import is_protected
 from rlvr_envs.tasks.repo.mutate import find_mutations, sample_mutations
-from rlvr_envs.tasks.repo.records import write_tasks
+from rlvr_envs.tasks.repo.statements import issue_statement
+from rlvr_envs.tasks.repo.journal import BuildJournal
 from rlvr_envs.tasks.repo.snapshot import cache_dir, materialise_snapshot, pack_tree
 from rlvr_envs.tasks.repo.workspace import diff_trees
 
@@ -48,7 +47,7 @@ from rlvr_envs.core.task import Task
 CANDIDATE_PACKAGES = ("toolz", "inflection", "boltons", "tabulate", "more-itertools")
 DROP_TOP_LEVEL = {"docs", "doc", "benchmark", "benchmarks", "examples", "requirements",
                   ".github", "HOWTOPUBLISH"}
-LICENSE_NAMES = re.compile(r"^(LICEN[CS]E|COPYING)(\.\w+)?$", re.IGNORECASE)
+LICENSE_NAMES = re.compile(r"^([A-Z0-9]+-)?(LICEN[CS]E|COPYING)([-.][\w.-]+)?$", re.IGNORECASE)
 
 
 class SynthesisError(RuntimeError):
@@ -63,6 +62,10 @@ class SynthesisReport:
     tried: int = 0
     kept: list[Task] = field(default_factory=list)
     rejected: dict[str, int] = field(default_factory=dict)
+    #: tasks verified by this run (the rest of `kept` came from the journal)
+    new: int = 0
+    #: the package's pristine snapshot (.tar.gz) the tasks share
+    snapshot_file: Path | None = None
 
 
 def download_sdist(package: str, dest: Path, *, pip: list[str] | None = None) -> Path:
@@ -106,6 +109,15 @@ def licence_of(tree: Path) -> str:
     return f"see {files[0].name}"
 
 
+def import_roots(tree: Path) -> list[str]:
+    """["src", "."] for a src-layout project (its packages under src/), else ["."]."""
+    src = tree / "src"
+    if src.is_dir() and any((p / "__init__.py").is_file() or p.suffix == ".py"
+                            for p in src.iterdir()):
+        return ["src", "."]
+    return ["."]
+
+
 def library_files(tree: Path) -> list[str]:
     """Mutable files: Python source that is not a test, conftest, config or setup script."""
     out = []
@@ -117,22 +129,18 @@ def library_files(tree: Path) -> list[str]:
     return out
 
 
-def failure_statement(package: str) -> Callable[[SuiteRun, list[str]], str]:
-    def statement(run: SuiteRun, f2p: list[str]) -> str:
-        lines = "\n".join(summarize_failures(run, f2p))
-        return (f"After a recent change to {package}, part of its test suite fails. These "
-                f"tests fail (with the error each reports):\n{lines}\n\n"
-                f"Find the bug in the library code and fix it so that these tests pass "
-                f"without breaking the other tests. Do not modify the tests.")
-    return statement
-
-
 def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries: int = 40,
                         seed: int = 0, out_dir: Path | None = None,
                         location_prefix: str = "cache", sdist: Path | None = None,
-                        test_timeout: float = 300,
+                        test_timeout: float = 300, test_args: Sequence[str] = (),
                         progress: Callable[[str], None] = lambda _: None) -> SynthesisReport:
-    """Synthesise up to `max_tasks` tasks from `package` (see the module docstring)."""
+    """Synthesise up to `max_tasks` tasks from `package` (see the module docstring).
+
+    Resumable: each verified task is appended to `tasks/PACKAGE.jsonl` as soon as it is kept
+    and each rejected mutant to `progress/PACKAGE-VERSION.jsonl`, so a build that is
+    interrupted and started again keeps what it verified and skips what it already tried
+    (the mutants are sampled in the same order for the same seed). `test_args` narrows the
+    suite to some test files when the whole suite is too slow."""
     out_dir = out_dir or cache_dir()
     with tempfile.TemporaryDirectory(prefix="rlvr-synth-") as scratch_name:
         scratch = Path(scratch_name)
@@ -146,16 +154,23 @@ def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries
         pristine = scratch / "pristine"
         pristine.mkdir()
         materialise_snapshot(str(out_dir / "snapshots" / name), pristine)
-        progress(f"{package} {version}: running its tests")
-        base_meta = {"python_path": ["."], "test_timeout": test_timeout}
-        # twice: a test that does not pass both times is flaky and never required
-        pristine_run = stable(*(run_suite_on_copy(sandbox, pristine, base_meta,
-                                                  timeout=test_timeout) for _ in range(2)))
+        journal = BuildJournal(out_dir, package, version)
+        base_meta = {"python_path": import_roots(pristine), "test_timeout": test_timeout,
+                     "test_args": list(test_args)}
+        pristine_run = journal.pristine_run()
+        if pristine_run is None:
+            progress(f"{package} {version}: running its tests")
+            # twice: a test that does not pass both times is flaky and never required
+            pristine_run = stable(*(run_suite_on_copy(sandbox, pristine, base_meta,
+                                                      timeout=test_timeout) for _ in range(2)))
         passing = pristine_run.passing()
         if not passing or pristine_run.timed_out:
             raise SynthesisError(f"{package} {version}: its test suite does not pass here "
                                  f"(exit {pristine_run.exit_code}, {len(passing)} passing)")
-        report = SynthesisReport(package, version, len(passing))
+        journal.save_pristine_run(pristine_run)
+        report = SynthesisReport(package, version, len(passing),
+                                 snapshot_file=out_dir / "snapshots" / name)
+        report.kept = journal.kept_tasks()
         candidates = []
         for rel in library_files(pristine):
             candidates += find_mutations((pristine / rel).read_text(encoding="utf-8"), rel)
@@ -164,6 +179,9 @@ def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries
         for mutation in sample_mutations(candidates, max_tries, rng):
             if len(report.kept) >= max_tasks:
                 break
+            source_id = f"{package}-{version}/{mutation.operator}/{mutation.file}:{mutation.line}"
+            if journal.tried(source_id):
+                continue
             report.tried += 1
             buggy = scratch / f"mutant-{report.tried}"
             shutil.copytree(pristine, buggy, symlinks=True)
@@ -172,13 +190,12 @@ def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries
                               encoding="utf-8")
             setup_patch = diff_trees(pristine, buggy)
             shutil.rmtree(buggy)
-            source_id = f"{package}-{version}/{mutation.operator}/{mutation.file}:{mutation.line}"
             try:
                 task = build_task(
                     sandbox=sandbox, pristine=pristine, pristine_run=pristine_run,
-                    setup_patch=setup_patch, statement=failure_statement(package),
+                    setup_patch=setup_patch, statement=issue_statement(package),
                     repo=package, snapshot=f"{location_prefix}:{name}", source="repo-synth",
-                    source_id=source_id, timeout=test_timeout,
+                    source_id=source_id, timeout=test_timeout, p2p_scope="files",
                     metadata={**base_meta, "license": licence, "version": version,
                               "repo_py_files": n_files,
                               "mutation": {"operator": mutation.operator,
@@ -186,9 +203,11 @@ def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries
             except TaskRejected as err:
                 key = str(err).split(":")[0][:60]
                 report.rejected[key] = report.rejected.get(key, 0) + 1
+                journal.reject(source_id, str(err))
                 progress(f"  rejected {source_id}: {err}")
                 continue
+            journal.keep(task)
             report.kept.append(task)
+            report.new += 1
             progress(f"  kept {source_id}: {len(task.metadata['FAIL_TO_PASS'])} failing tests")
-    write_tasks(out_dir / "tasks" / f"{package}.jsonl", report.kept)
     return report

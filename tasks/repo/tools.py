@@ -162,10 +162,15 @@ exit $code
 """
 
 
+def output_keep(max_chars: int) -> int:
+    """Bytes kept of each end of a cut output that must fit in `max_chars` characters."""
+    return max(256, (max_chars - 200) // 2)
+
+
 def bash_argv(command: str, timeout: float, max_chars: int) -> list[str]:
     """The argv of one `bash` tool call (see BASH_WRAPPER): at most `max_chars` bytes of
     output, half head and half tail when cut."""
-    keep = max(256, (max_chars - 200) // 2)
+    keep = output_keep(max_chars)
     return ["bash", "-c", BASH_WRAPPER, "rlvr-bash", command, f"{timeout:g}",
             str(2 * keep), str(keep)]
 

@@ -235,6 +235,10 @@ def test_training_tasks_filtered_to_the_solvability_range(tmp_path):
     kept, held_out = split_training_tasks(settings, env)
     assert [t.id for t in kept] == [train[i].id for i in (1, 2, 4)]
     assert [t.id for t in held_out] == [t.id for t in held]
+    settings.solvable_hi = 0.9
+    with pytest.raises(EnvDataError, match="cannot fill a step of 4 prompts"):
+        from rlvr_envs.agents.grpo import build_trainer
+        build_trainer(settings)  # 2 tasks left in (0, 0.9): TRL would train zero steps
     settings.solvable_lo = 0.9
-    with pytest.raises(EnvDataError, match=r"has a pass rate in \(0.9, 1.0\)"):
+    with pytest.raises(EnvDataError, match=r"has a pass rate in \(0.9, 0.9\)"):
         split_training_tasks(settings, env)

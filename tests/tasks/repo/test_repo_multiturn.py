@@ -118,9 +118,11 @@ def test_agent_tools_on_every_backend(tool_env):
     """python, python3 and pytest are the task's interpreter with pytest; run_tests takes
     files, node ids or the whole suite; str_replace shows the edit; nothing survives a call."""
     step = lambda name, **a: tool_env.step({"name": name, "arguments": a})[0]  # noqa: E731
+    from rlvr_envs.sandbox.image import PYTEST_VERSION, PYTHON_VERSION
     obs = step("bash", command="python -c 'import pytest, sys; print(sys.version_info[:2])'"
                                " && python3 -m pytest --version && pytest --version")
-    assert "(3, 11)" in obs and obs.count("pytest ") >= 2 and "exit code 0" in obs
+    assert str(tuple(map(int, PYTHON_VERSION.split(".")))) in obs and "exit code 0" in obs
+    assert obs.count(f"pytest {PYTEST_VERSION}") == 2
     node = "tests/test_evaluator.py::test_subtraction_is_left_associative"
     obs = step("run_tests", tests=[node])
     assert "1 failed" in obs

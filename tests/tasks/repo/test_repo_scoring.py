@@ -46,3 +46,23 @@ def test_plain_processes_only_as_local_unsafe_with_a_warning():
         box = make_sandbox("local-unsafe")
     assert box.name == "local-unsafe"
     box.close()
+
+
+def test_a_submitted_patch_cannot_write_outside_the_tree(repo_sandbox, calc_task, tmp_path):
+    """git apply's path checks stay on: `../` paths and writes beyond a link are refused."""
+    import tempfile
+    from pathlib import Path
+    scorer = RepoScorer(repo_sandbox)
+    target = Path(tempfile.gettempdir()) / "rlvr-escape-canary.txt"
+    target.unlink(missing_ok=True)
+    escape = ("--- a/../../rlvr-escape-canary.txt\n+++ b/../../rlvr-escape-canary.txt\n"
+              "@@ -0,0 +1 @@\n+pwned\n")
+    through_link = (f"diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n"
+                    f"@@ -0,0 +1 @@\n+{tmp_path}\n\\ No newline at end of file\n"
+                    f"diff --git a/l/x b/l/x\nnew file mode 100644\n--- /dev/null\n+++ b/l/x\n"
+                    f"@@ -0,0 +1 @@\n+pwned\n")
+    for patch in (escape, through_link):
+        score = scorer.score(calc_task, patch)
+        assert score.reward == 0.0 and score.verifier == "patch_does_not_apply"
+    assert not target.exists() and not (tmp_path / "x").exists()
+    scorer.close()

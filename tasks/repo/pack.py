@@ -1,0 +1,144 @@
+"""Task packs: many repo tasks sharing one snapshot per package version, installed offline.
+
+A pack is a directory::
+
+    pack.json            name, packages (version, licence, snapshot, split, counts), held_out
+    snapshots/*.tar.gz   one pristine tree per package version (licence file inside)
+    tasks.jsonl.gz       one `Task.to_dict()` per line: setup patch, gold patch, tests, metadata
+
+A task names its snapshot ``pack:<pack name>/<file>``; loading a pack from another directory
+rewrites that to the file's absolute path. Splits are by repository: every task of a held-out
+package is ``split="test"`` (a package the train split never saw); the tasks of the other
+packages are ``"train"``, or ``"validation"`` for a stable 10% drawn by task id.
+
+    rlvr tasks pack --from ~/.cache/rlvr-envs/repo --name mypack --held-out semver --out DIR
+    gym.make("rlvr/RepoEdit-v0", tasks="pack:pypi", split="test")
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from rlvr_envs.tasks.repo.records import check_repo_task
+from rlvr_envs.tasks.repo.snapshot import SHIPPED_DIR, resolve_snapshot
+
+from rlvr_envs.core.task import Task
+
+PACKS_DIR = SHIPPED_DIR / "packs"
+DEFAULT_PACK = "pypi"
+VALIDATION_PERCENT = 10
+SPLITS = ("train", "validation", "test")
+
+
+def pack_dir(name_or_path: str | Path) -> Path:
+    """`pypi` → the shipped pack of that name; a path → that directory."""
+    text = str(name_or_path)
+    path = Path(text)
+    if "/" not in text and not path.exists():
+        path = PACKS_DIR / text
+    if not (path / "pack.json").is_file():
+        shipped = sorted(p.name for p in PACKS_DIR.glob("*") if (p / "pack.json").is_file())
+        raise ValueError(f"no repo task pack at {path} (a pack is a directory with pack.json; "
+                         f"shipped packs: {shipped})")
+    return path
+
+
+def split_of(task_id: str, package: str, held_out: Iterable[str]) -> str:
+    if package in set(held_out):
+        return "test"
+    bucket = int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) % 100
+    return "validation" if bucket < VALIDATION_PERCENT else "train"
+
+
+def write_pack(tasks: Sequence[Task], out: Path, *, name: str, held_out: Sequence[str] = (),
+               build_dir: Path | None = None) -> dict:
+    """Write `tasks` (built by `rlvr tasks build-repo`) as a pack in `out`; return the
+    manifest. Each distinct snapshot is copied once; splits are assigned by repository.
+    `build_dir`: the build's output directory, where `cache:` snapshots are found (default:
+    the cache dir)."""
+    if not tasks:
+        raise ValueError("a pack needs at least one task")
+    repos = {t.metadata["repo"] for t in tasks}
+    unknown = sorted(set(held_out) - repos)
+    if unknown:
+        raise ValueError(f"held-out package(s) {unknown} have no task; packages: {sorted(repos)}")
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "snapshots").mkdir(parents=True)
+    packages: dict[str, dict] = {}
+    lines = []
+    for task in sorted(tasks, key=lambda t: t.source_id or t.id):
+        meta = dict(check_repo_task(task).metadata)
+        location = str(meta["snapshot"])
+        if build_dir is not None and location.startswith("cache:"):
+            source = Path(build_dir) / "snapshots" / location.split(":", 1)[1]
+        else:
+            source = resolve_snapshot(location)
+        if not source.is_file():
+            raise FileNotFoundError(f"snapshot {location!r} of {task.source_id} not found at "
+                                    f"{source}")
+        if not (out / "snapshots" / source.name).exists():
+            shutil.copyfile(source, out / "snapshots" / source.name)
+        meta["snapshot"] = f"pack:{name}/{source.name}"
+        split = split_of(task.id, meta["repo"], held_out)
+        record = task.to_dict() | {"metadata": meta, "split": split}
+        lines.append(json.dumps(record, sort_keys=True))
+        entry = packages.setdefault(meta["repo"], {
+            "version": meta.get("version"), "license": meta.get("license"),
+            "snapshot": source.name, "split": "test" if split == "test" else "train",
+            "tasks": 0, "levels": Counter(), "operators": Counter()})
+        entry["tasks"] += 1
+        entry["levels"][str(task.difficulty.level)] += 1
+        entry["operators"][(meta.get("mutation") or {}).get("operator", "?")] += 1
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9, mtime=0) as fh:
+        fh.write(("\n".join(lines) + "\n").encode("utf-8"))
+    (out / "tasks.jsonl.gz").write_bytes(buf.getvalue())
+    manifest = {"name": name, "tasks": len(lines), "held_out": sorted(held_out),
+                "packages": {k: v | {"levels": dict(sorted(v["levels"].items())),
+                                     "operators": dict(sorted(v["operators"].items()))}
+                             for k, v in sorted(packages.items())}}
+    (out / "pack.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
+def read_pack(name_or_path: str | Path) -> list[Task]:
+    """The tasks of a pack, their snapshots resolved to the pack's own directory."""
+    root = pack_dir(name_or_path)
+    manifest = json.loads((root / "pack.json").read_text())
+    shipped = root.resolve().parent == PACKS_DIR.resolve()
+    tasks = []
+    with gzip.open(root / "tasks.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            snapshot = str(record["metadata"]["snapshot"])
+            prefix = f"pack:{manifest['name']}/"
+            if not snapshot.startswith(prefix):
+                raise ValueError(f"{root}/tasks.jsonl.gz:{n}: snapshot {snapshot!r} is not in "
+                                 f"this pack ({prefix}...)")
+            if not shipped:
+                record["metadata"]["snapshot"] = str(
+                    (root / "snapshots" / snapshot[len(prefix):]).resolve())
+            try:
+                tasks.append(check_repo_task(Task.from_dict(record)))
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"{root}/tasks.jsonl.gz:{n}: bad repo task record: {err}") \
+                    from err
+    return tasks
+
+
+def shipped_packs() -> list[str]:
+    return sorted(p.name for p in PACKS_DIR.glob("*") if (p / "pack.json").is_file())
+
+
+def pack_manifest(name_or_path: str | Path) -> dict:
+    return json.loads((pack_dir(name_or_path) / "pack.json").read_text())
