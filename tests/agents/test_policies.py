@@ -40,6 +40,7 @@ def test_resolve_policy_names():
         resolve_policy("/no/such/model/dir")
 
 
+@pytest.mark.slow
 def test_hf_policy_returns_token_ids_and_logprobs(tiny_model):
     policy = resolve_policy(str(tiny_model))
     chats = [[{"role": "user", "content": "Say the magic word."}]] * 2

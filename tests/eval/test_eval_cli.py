@@ -49,6 +49,7 @@ def test_eval_two_policies_then_leaderboard(rlvr, suite_file, tmp_path):
     assert (out / "leaderboard.md").is_file() and (out / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_named_run_and_overrides_are_recorded(rlvr, suite_file, tmp_path):
     runs = str(tmp_path / "runs")
     result = rlvr("eval", "-p", "random", "--suite", suite_file, "--runs-dir", runs, "--quiet",

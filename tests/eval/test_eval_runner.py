@@ -32,6 +32,7 @@ def _family_suite(family: str):
     return parse_suite({"name": f"anchor-{family}", "n": 1, "batch_size": 4, "entries": entries})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(_families()))
 def test_null_scores_zero_on_every_family(tmp_path, family):
     null = evaluate("null", _family_suite(family), runs_dir=tmp_path)
@@ -39,6 +40,7 @@ def test_null_scores_zero_on_every_family(tmp_path, family):
     assert null.summary["mean_reward"] == 0.0 and null.summary["tasks"] >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(_families()))
 def test_gold_scores_one_on_every_family(tmp_path, family):
     suite = _family_suite(family)

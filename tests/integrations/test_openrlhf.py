@@ -58,6 +58,7 @@ def executor_output(rewards_info):
             "extra_logs": rewards_info.get("extra_logs") or {}}
 
 
+@pytest.mark.slow
 def test_single_turn_executor_contract(live_server):
     url = f"{live_server}/get_reward?token={TOKEN}"  # OpenRLHF only takes a URL
     responses = ["12 + 30 = \\boxed{42}<|im_end|>", "No idea.<|im_end|>"]

@@ -41,6 +41,7 @@ def test_health_and_envs(client):
     assert envs["default"] == "rlvr/Math-v0" and "rlvr/Arithmetic-v0" in envs["envs"]
 
 
+@pytest.mark.slow
 def test_openrlhf_batch_cuts_the_prompt_off(client):
     queries = [PROMPT + "6*7 = \\boxed{42}<|im_end|>",
                PROMPT + "I am not sure.<|im_end|>",  # the prompt's own \boxed{42} must not count

@@ -44,6 +44,7 @@ def test_container_deadline_and_memory(docker_sandbox):
     assert hog.exit_code != 0
 
 
+@pytest.mark.slow
 def test_humaneval_in_docker(docker_sandbox):
     scorer = CodeScorer(docker_sandbox, limits=LIMITS)
     tasks = load_humaneval()

@@ -39,11 +39,13 @@ def test_shipped_tasks_cover_minirepos_and_synthesised_packages(shipped_tasks):
             assert line not in task.prompt, (task.source_id, line)
 
 
+@pytest.mark.slow
 def test_audit_local_backend(local_backend):
     """The local backend: bubblewrap when it works here, else plain processes."""
     _audit(local_backend)
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_audit_docker(repo_docker_sandbox):
     rows = _audit(repo_docker_sandbox)

@@ -146,6 +146,7 @@ def test_bash_timeout_kills(repo_env):
     assert "timed out" in obs
 
 
+@pytest.mark.slow
 def test_gym_make_and_rlvr_check_audit():
     from rlvr_envs.checks import check_env_id
     results = {name: (ok, detail) for name, ok, detail in
