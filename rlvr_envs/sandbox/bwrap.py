@@ -75,7 +75,9 @@ class BwrapSandbox(LocalSandbox):
         self._init_warm(warm, fork_servers)
 
     def _static_args(self) -> list[str]:
-        args = [self.exe]
+        """The view's mounts; they follow the private /tmp (see `_with_tmp`), so a view path
+        under the host's /tmp (a checkout or virtualenv there) stays visible."""
+        args: list[str] = []
         for path in self.view.ro_dirs:
             args += ["--ro-bind", path, path]
         for path, target in self.view.symlinks.items():
@@ -90,9 +92,12 @@ class BwrapSandbox(LocalSandbox):
                  "--new-session"]
         return args
 
+    def _with_tmp(self, size_bytes: int) -> list[str]:
+        return [self.exe, "--size", str(size_bytes), "--tmpfs", "/tmp", *self._static]
+
     def wrap(self, command: list[str], workdir: Path, limits: Limits, tmp_mb: int,
              shm_mb: int, owned: bool) -> list[str]:
-        return [*self._static, "--size", str(tmp_mb * 2**20), "--tmpfs", "/tmp",
+        return [*self._with_tmp(tmp_mb * 2**20),
                 "--size", str(shm_mb * 2**20), "--tmpfs", "/dev/shm",
                 "--bind", str(workdir), str(workdir), "--remount-ro", "/",
                 "--chdir", str(workdir), "--setenv", "HOME", str(workdir), "--", *command]
@@ -103,7 +108,7 @@ class BwrapSandbox(LocalSandbox):
         from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE
         import tempfile
         home = Path(tempfile.mkdtemp(prefix="rlvr-zygote-"))
-        return [*self._static, "--size", str(2**20), "--tmpfs", "/tmp", "--remount-ro", "/",
+        return [*self._with_tmp(2**20), "--remount-ro", "/",
                 "--chdir", "/tmp",
                 "--setenv", "HOME", "/tmp", "--", self.python, "-I", "-S", "-c",
                 ZYGOTE_SOURCE], home

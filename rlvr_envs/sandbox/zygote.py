@@ -200,6 +200,7 @@ def build_root(view, tmp_mb, shm_mb, workdir=None):
     _check(_libc.syscall(ctypes.c_long(SYS_PIVOT_ROOT), b"/tmp", b"/tmp/.old"), "pivot_root")
     os.chdir("/")
     old = "/.old"
+    _tmpfs("/tmp", tmp_mb * 1024)  # before the view: a view path under the host's /tmp stays
     for path in view["ro_dirs"]:
         if os.path.isdir(old + path):
             _bind(old + path, path, True)
@@ -221,7 +222,6 @@ def build_root(view, tmp_mb, shm_mb, workdir=None):
     _makedirs("/dev/shm")
     _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     _tmpfs("/dev/shm", shm_mb * 1024)
-    _tmpfs("/tmp", tmp_mb * 1024)
     if workdir is not None:
         _bind(old + workdir, workdir, False)
     _makedirs("/proc")

@@ -152,3 +152,28 @@ def test_unknown_backend_and_bad_limits():
         Limits(wall_time=0)
     with pytest.raises(TypeError, match="list of str"):
         get_sandbox("local").run("echo hi")
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_view_directory_under_the_hosts_tmp_stays_visible(backend, tmp_path):
+    """A checkout or virtualenv under /tmp is part of the view: the run's private /tmp must
+    not cover it (it is mounted first, the view on top)."""
+    shown = tmp_path / "venv-like"
+    shown.mkdir()
+    (shown / "marker.txt").write_text("visible")
+    if backend == "bwrap":
+        from rlvr_envs.sandbox.bwrap import BwrapSandbox
+
+        box = BwrapSandbox(ro_binds=[str(shown)], warm=False)
+    else:
+        from rlvr_envs.sandbox.local import NamespaceSandbox
+        from rlvr_envs.sandbox.view import interpreter_view
+
+        box = NamespaceSandbox(warm=False)
+        box.view = interpreter_view(extra_ro=(str(shown),))  # as a virtualenv under /tmp is
+        box._view_dict = box.view.as_dict()
+    result = box.run([box.python, "-I", "-S", "-c",
+                      f"print(open({str(shown / 'marker.txt')!r}).read())"])
+    assert result.stdout.strip() == "visible", result.stderr
+    private = box.run([box.python, "-I", "-S", "-c", "import os; print(os.listdir('/tmp'))"])
+    assert "marker.txt" not in private.stdout and private.exit_code == 0
