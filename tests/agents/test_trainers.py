@@ -197,6 +197,7 @@ def test_bad_inputs_give_clear_errors(tiny_model, tmp_path):
 
 def test_cli_reports_a_missing_model(tmp_path, rlvr_cli):
     result = rlvr_cli("train", "grpo", "--env", MAGIC_ENV, "--model", str(tmp_path / "nope"),
+                      "--train-tasks", "4", "--eval-tasks", "2",
                       "--output-dir", str(tmp_path / "run"))
     assert result.exit_code == 1 and result.stderr.startswith("rlvr train grpo: error: ")
     assert "does not exist" in result.stderr and len(result.stderr.splitlines()) == 1
