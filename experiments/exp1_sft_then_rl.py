@@ -52,7 +52,7 @@ def main() -> None:
             env_id=common.ENV_ID, env_kwargs=env_kwargs, model=start,
             output_dir=str(out / f"ei-s{seed}"), train_tasks=args.train_tasks, eval_tasks=0,
             rounds=args.ei_rounds, samples_per_task=args.samples_per_task,
-            max_new_tokens=args.max_new_tokens, learning_rate=args.sft_lr, seed=seed,
+            max_completion_length=args.max_new_tokens, learning_rate=args.sft_lr, seed=seed,
             device=args.device))
         sft_path = str(Path(ei["run_dir"]) / "final")
         after_sft = common.rlvr_eval(sft_path, suite, evals, f"after-sft-s{seed}")
