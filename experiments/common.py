@@ -209,3 +209,32 @@ def grpo_parser(description: str, name: str, steps: int = 30) -> argparse.Argume
 def tail_mean(values: Sequence[float], n: int = 3) -> float:
     tail = list(values)[-n:]
     return statistics.fmean(tail) if tail else float("nan")
+
+
+def arm_summary(per_seed: dict, arms: Sequence[str], *, growth: bool = False) -> dict:
+    """Per arm, mean and spread over seeds: final length (and its growth), final train
+    accuracy and the held-out reward after training."""
+    def over_seeds(value: Any) -> dict[str, Any]:
+        return stats([value(per_seed[s][arm]) for s in per_seed])
+
+    summary = {}
+    for arm in arms:
+        row = {"final_length": over_seeds(lambda r: tail_mean(r["length"]))}
+        if growth:
+            row["length_growth"] = over_seeds(lambda r: tail_mean(r["length"]) - r["length"][0])
+        row["final_accuracy"] = over_seeds(lambda r: tail_mean(r["accuracy"]))
+        row["held_out_after"] = over_seeds(lambda r: r["held_out"]["after"]["reward"])
+        summary[arm] = row
+    return summary
+
+
+def plot_length_and_accuracy(out: Path, per_seed: dict, arms: Sequence[str], title: str,
+                             accuracy_label: str = "train accuracy") -> Path:
+    """The two-panel plot of the length experiments: completion length and train accuracy
+    per step, one curve (mean ± spread over seeds) per arm."""
+    fig, (lengths, accuracy) = figure(2)
+    plot_curves(lengths, {arm: [per_seed[s][arm]["length"] for s in per_seed] for arm in arms},
+                "mean completion length (tokens)")
+    plot_curves(accuracy, {arm: [per_seed[s][arm]["accuracy"] for s in per_seed]
+                           for arm in arms}, accuracy_label)
+    return save_figure(fig, out, title)

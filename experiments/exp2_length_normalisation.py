@@ -36,25 +36,12 @@ def main() -> None:
                                                args, loss_type=arm,
                                                zero_variance_groups="keep")
                           for arm in ARMS}
-    summary = {arm: {"final_length": common.stats([common.tail_mean(per_seed[s][arm]["length"])
-                                                   for s in per_seed]),
-                     "length_growth": common.stats([
-                         common.tail_mean(per_seed[s][arm]["length"])
-                         - per_seed[s][arm]["length"][0] for s in per_seed]),
-                     "final_accuracy": common.stats([
-                         common.tail_mean(per_seed[s][arm]["accuracy"]) for s in per_seed]),
-                     "held_out_after": common.stats([
-                         per_seed[s][arm]["held_out"]["after"]["reward"] for s in per_seed])}
-               for arm in ARMS}
+    summary = common.arm_summary(per_seed, ARMS, growth=True)
     config = {k: v for k, v in vars(args).items() if k != "out"}
     common.write_results(out, "exp2_length_normalisation", CLAIM, config, per_seed, summary,
                          started)
-    fig, (lengths, accuracy) = common.figure(2)
-    common.plot_curves(lengths, {arm: [per_seed[s][arm]["length"] for s in per_seed]
-                                 for arm in ARMS}, "mean completion length (tokens)")
-    common.plot_curves(accuracy, {arm: [per_seed[s][arm]["accuracy"] for s in per_seed]
-                                  for arm in ARMS}, "train accuracy")
-    common.save_figure(fig, out, f"{args.model}: grpo vs dr_grpo, {len(per_seed)} seed(s)")
+    common.plot_length_and_accuracy(out, per_seed, ARMS,
+                                    f"{args.model}: grpo vs dr_grpo, {len(per_seed)} seed(s)")
     print(json.dumps(summary, indent=2))
 
 

@@ -40,22 +40,13 @@ def main() -> None:
                                                env_kwargs, seed, args, group_rewards=specs,
                                                loss_type="grpo", zero_variance_groups="keep")
                           for arm, specs in arms.items()}
-    summary = {arm: {"final_length": common.stats([common.tail_mean(per_seed[s][arm]["length"])
-                                                   for s in per_seed]),
-                     "final_accuracy": common.stats([
-                         common.tail_mean(per_seed[s][arm]["accuracy"]) for s in per_seed]),
-                     "held_out_after": common.stats([
-                         per_seed[s][arm]["held_out"]["after"]["reward"] for s in per_seed])}
-               for arm in arms}
+    summary = common.arm_summary(per_seed, arms)
     config = {k: v for k, v in vars(args).items() if k != "out"}
     common.write_results(out, "exp3_kimi_length_penalty", CLAIM, config, per_seed, summary,
                          started)
-    fig, (lengths, accuracy) = common.figure(2)
-    common.plot_curves(lengths, {arm: [per_seed[s][arm]["length"] for s in per_seed]
-                                 for arm in arms}, "mean completion length (tokens)")
-    common.plot_curves(accuracy, {arm: [per_seed[s][arm]["accuracy"] for s in per_seed]
-                                  for arm in arms}, "train accuracy (correctness)")
-    common.save_figure(fig, out, f"{args.model}: Kimi length penalty, {len(per_seed)} seed(s)")
+    common.plot_length_and_accuracy(
+        out, per_seed, arms, f"{args.model}: Kimi length penalty, {len(per_seed)} seed(s)",
+        "train accuracy (correctness)")
     print(json.dumps(summary, indent=2))
 
 
