@@ -195,7 +195,8 @@ def import_swebench_command(records: Path = typer.Argument(..., help="JSON or JS
 
 
 @app.command("audit-repo")
-def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all | a JSONL path"),
+def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all | pack:NAME | "
+                                                          "a JSONL path or pack directory"),
                sandbox: str = typer.Option("auto", help="auto | local | bwrap | docker"),
                ids: Optional[List[str]] = typer.Option(None, "--id", help="only these tasks"),
                workers: int = typer.Option(1, help="tasks audited in parallel"),
@@ -205,12 +206,27 @@ def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all 
                                                                "at random (--seed)"),
                seed: int = typer.Option(0, help="seed of --sample"),
                split: Optional[str] = typer.Option(None, help="train | validation | test"),
-               out: Optional[Path] = typer.Option(None, help="write the rows as JSONL")) -> None:
-    """Null agent (submit at once) must score 0 and gold-patch agent 1 on every task."""
+               out: Optional[Path] = typer.Option(None, help="write the rows as JSONL"),
+               full: bool = typer.Option(False, help="the full audit: also base fails "
+                                                     "FAIL_TO_PASS, workspace audit, gold "
+                                                     "verdict the same twice; resumable "
+                                                     "(--journal)"),
+               journal: Optional[Path] = typer.Option(
+                   None, help="--full: the resumable JSONL journal (default: "
+                              "$RLVR_CACHE_DIR/audit/TASKS-SANDBOX.jsonl)"),
+               report: Optional[Path] = typer.Option(
+                   None, help="--full: write the JSON report (per-task verdicts per backend, "
+                              "summary) here, e.g. the pack's audit.json")) -> None:
+    """Null agent (submit at once) must score 0 and gold-patch agent 1 on every task
+    (`--full`: and the checks of the pack's audit)."""
     import json
 
     from rlvr_envs.tasks.repo.audit import audit_tasks
 
+    if full:
+        _full_audit(tasks, sandbox, ids, workers, package_env, sample, seed, split, journal,
+                    report)
+        return
     bad = 0
     table = Table("task", "null", "gold", "verdict")
     rows = audit_tasks(tasks, sandbox=sandbox, ids=ids, workers=workers,
@@ -229,4 +245,43 @@ def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all 
     console.print(table)
     console.print(f"{bad} of {table.row_count} task(s) failed the audit")
     if bad:
+        raise typer.Exit(1)
+
+
+def _full_audit(tasks, sandbox, ids, workers, package_env, sample, seed, split, journal,
+                report) -> None:
+    import datetime
+    import shlex
+    import sys
+
+    from rlvr_envs.tasks.repo.audit import run_full_audit, summarize, write_report
+    from rlvr_envs.tasks.repo.snapshot import cache_dir
+
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in tasks)
+    journal = journal or cache_dir().parent / "audit" / f"{safe}-{sandbox}.jsonl"
+    started = time.monotonic()
+    count = 0
+
+    def show(row) -> None:
+        nonlocal count
+        count += 1
+        verdict = "[green]ok[/]" if row.ok else f"[red]FAIL[/] {row.detail}"
+        console.print(f"{row.task} (level {row.level}, {row.seconds:.1f}s): {verdict}")
+
+    rows = run_full_audit(tasks, journal, sandbox=sandbox, package_env=package_env,
+                          workers=workers, progress=show, ids=ids, sample=sample, seed=seed,
+                          split=split)
+    minutes = (time.monotonic() - started) / 60
+    summary = summarize(rows)
+    console.print(f"{count} task(s) audited now in {minutes:.1f} min; journal {journal} holds "
+                  f"{summary['tasks']}: {summary['passed']} pass, failing checks "
+                  f"{summary['failed_checks']}")
+    for task in summary["failed"]:
+        console.print(f"[red]FAIL[/] {task}: {rows[task]['detail']}")
+    if report:
+        command = "rlvr " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        write_report(report, {sandbox: journal}, pack=tasks, command=command,
+                     date=datetime.date.today().isoformat())
+        console.print(f"report written to {report}")
+    if summary["failed"]:
         raise typer.Exit(1)
