@@ -5,6 +5,7 @@
     rlvr tasks import-swebench records.jsonl --repos ./clones --out tasks.jsonl
     rlvr tasks audit-repo [--tasks shipped] [--sandbox docker]
     rlvr tasks pack --from ~/.cache/rlvr-envs/repo --name mypack --held-out NAME --out DIR
+    rlvr tasks pack-update pypi --drop-failed audit.json --pass-rates rates.json
     rlvr tasks list [--tasks pack:pypi]            # per-package counts, levels, splits
 """
 
@@ -149,6 +150,42 @@ def pack_command(source: Path = typer.Option(..., "--from",
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     console.print(f"{manifest['tasks']} tasks from {len(manifest['packages'])} packages "
                   f"written to {out} ({size / 1e6:.2f} MB)")
+
+
+@app.command("pack-update")
+def pack_update_command(pack: str = typer.Argument(..., help="pack name (pypi) or directory"),
+                        drop_failed: Optional[Path] = typer.Option(
+                            None, help="audit report (audit-repo --full --report): leave out "
+                                       "every task that failed on any backend"),
+                        pass_rates: List[Path] = typer.Option(
+                            [], "--pass-rates", help="pass-rate file(s) of `rlvr difficulty "
+                                                     "estimate`: stored as difficulty.pass_rate"),
+                        ) -> None:
+    """Rewrite a pack in place: drop tasks that failed the audit, store measured pass rates."""
+    import json
+
+    from rlvr_envs.curriculum.difficulty import PassRates
+    from rlvr_envs.tasks.repo.pack import pack_manifest, update_pack
+
+    before = pack_manifest(pack)["tasks"]
+    drop: list[str] = []
+    if drop_failed:
+        report = json.loads(drop_failed.read_text(encoding="utf-8"))
+        for backend, entry in sorted(report.get("backends", {}).items()):
+            for task in entry["summary"]["failed"]:
+                console.print(f"drop {task} ({backend}: {entry['tasks'][task]['detail']})",
+                              markup=False)
+                drop.append(task)
+    rates: dict[str, float] = {}
+    sources = []
+    for path in pass_rates:
+        loaded = PassRates.load(path)
+        rates.update(loaded.as_dict())
+        sources.append(f"{loaded.policy} k={loaded.k}")
+    manifest = update_pack(pack, drop=drop, pass_rates=rates,
+                           pass_rate_source=", ".join(dict.fromkeys(sources)) or None)
+    console.print(f"{before} → {manifest['tasks']} tasks; pass rates on "
+                  f"{manifest.get('pass_rates', {}).get('tasks', 0)}")
 
 
 @app.command("list")

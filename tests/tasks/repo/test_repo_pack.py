@@ -165,6 +165,31 @@ def test_combinations_need_disjoint_failures_and_separate_hunks():
     assert groups == {("a", "d"), ("b", "c"), ("b", "d"), ("c", "d"), ("b", "c", "d")}
 
 
+@pytest.mark.slow
+def test_update_pack_drops_tasks_and_stores_pass_rates(built, tmp_path):
+    from rlvr_envs.tasks.repo.pack import read_pack, update_pack, write_pack
+    from rlvr_envs.tasks.repo.records import read_tasks
+
+    _, out, _, _, _ = built
+    tasks = read_tasks(out / "tasks" / "intervals.jsonl")
+    assert len(tasks) >= 3
+    root = tmp_path / "p"
+    write_pack(tasks, root, name="mine", build_dir=out)
+    (root / "audit.json").write_text("{}")
+    before = {t.id: t.split for t in read_pack(root)}
+    manifest = update_pack(root, drop=[tasks[0].source_id], pass_rates={tasks[1].id: 0.5},
+                           pass_rate_source="revert-search k=1")
+    after = read_pack(root)
+    assert manifest["tasks"] == len(after) == len(tasks) - 1
+    assert tasks[0].id not in {t.id for t in after}
+    assert {t.id: t.split for t in after} == {k: v for k, v in before.items()
+                                              if k != tasks[0].id}  # ids, splits kept
+    rates = {t.id: t.difficulty.pass_rate for t in after}
+    assert rates[tasks[1].id] == 0.5 and rates[tasks[2].id] is None
+    assert manifest["pass_rates"] == {"tasks": 1, "measured_by": "revert-search k=1"}
+    assert (root / "audit.json").read_text() == "{}" and not (tmp_path / "p.tmp").exists()
+
+
 def test_shipped_pack_counts_licences_and_held_out_split():
     import tarfile
 
