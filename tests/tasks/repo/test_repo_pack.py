@@ -198,7 +198,8 @@ def test_shipped_pack_counts_licences_and_held_out_split():
 
     manifest = pack_manifest("pypi")
     tasks = read_pack("pypi")
-    assert manifest["tasks"] == len(tasks) >= 300
+    assert manifest["tasks"] == len(tasks) == 302  # 313 built, 11 failed the Docker audit
+    assert sum(t.split == "test" for t in tasks) == 55
     packages = manifest["packages"]
     assert len(packages) >= 15
     held_out = set(manifest["held_out"])
@@ -226,6 +227,26 @@ def test_shipped_pack_counts_licences_and_held_out_split():
                if line.startswith("+") and not line.startswith("+++")]
         assert not [line for line in fix if len(line) > 12 and line in task.prompt], \
             task.source_id
+
+
+def test_shipped_pack_audit_report_covers_every_task():
+    """The pack's audit report (rlvr tasks audit-repo --full): every task of the pack passed
+    every check on Docker; the tasks that failed are no longer in the pack."""
+    import json
+
+    from rlvr_envs.tasks.repo.audit import FULL_CHECKS
+    from rlvr_envs.tasks.repo.pack import PACKS_DIR, read_pack
+
+    report = json.loads((PACKS_DIR / "pypi" / "audit.json").read_text())
+    assert report["checks"] == list(FULL_CHECKS)
+    ids = {t.source_id for t in read_pack("pypi")}
+    for backend, entry in report["backends"].items():
+        rows, summary = entry["tasks"], entry["summary"]
+        assert summary["tasks"] == len(rows) and summary["passed"] + len(summary["failed"]) \
+            == len(rows)
+        assert not set(summary["failed"]) & ids, backend  # failures were dropped
+        assert all(rows[t]["ok"] and all(rows[t]["checks"].values()) for t in ids & set(rows))
+    assert ids <= set(report["backends"]["docker"]["tasks"])  # Docker audited them all
 
 
 @pytest.mark.slow
