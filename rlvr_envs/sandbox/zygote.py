@@ -189,11 +189,12 @@ def _tmpfs(target, size_kb, mode="1777", flags=MS_NOSUID | MS_NODEV):
     _mount("tmpfs", target, "tmpfs", flags, "size=%dk,nr_inodes=16384,mode=%s" % (size_kb, mode))
 
 
-def build_root(view, tmp_mb, shm_mb, workdir=None):
+def build_root(view, tmp_mb, shm_mb, workdir=None, proc="new"):
     """In a fresh user + mount (+ PID) namespace: a new root holding only `view` (read-only),
     /dev's harmless nodes, a private /tmp and /dev/shm of the given sizes, this namespace's
     own /proc (an empty one where the kernel refuses it) and `workdir` (writable) — all
-    mounted now, for this run, from the host's current tree."""
+    mounted now, from the host's current tree. `proc="bind"` (the jail, `become_jail`): the
+    caller's /proc instead, so that its children may mount one of their own over it."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _tmpfs("/tmp", 1024, "0755")   # becomes the new root
     os.mkdir("/tmp/.old")
@@ -226,7 +227,10 @@ def build_root(view, tmp_mb, shm_mb, workdir=None):
         _bind(old + workdir, workdir, False)
     _makedirs("/proc")
     try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        if proc == "bind":
+            _bind(old + "/proc", "/proc", True)
+        else:
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     except OSError:  # a host /proc with masked parts: no /proc rather than the host's
         _tmpfs("/proc", 4, "0555", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
     _check(_libc.umount2(old.encode(), MNT_DETACH), "umount old root")
@@ -246,6 +250,93 @@ def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     if not PARENT_MAPS:
         _map_own_ids()
     build_root(view, tmp_mb, shm_mb, workdir)
+    try:
+        socket.sethostname("sandbox")
+    except OSError:
+        pass
+    _become_sandbox_user()
+    _drop_capabilities()
+
+
+#: the namespaces each run gets inside the jail (the jail's user namespace is shared)
+RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS
+#: set by `become_jail`: whether a run mounts a /proc of its own (else the jail's is empty)
+JAIL = {"active": False, "proc": False, "nested": True}
+
+
+def _unshare(flags):
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def become_jail(view):
+    """Once, in the zygote: move into a user + mount namespace of its own whose root holds
+    only `view` (built as `build_root` builds a run's), private, so that no mount made on the
+    host later ever enters it. The zygote keeps its capabilities there (and only there); every
+    run is then forked into fresh mount, PID, IPC, network and UTS namespaces inside the jail
+    and only mounts its own /tmp, /dev/shm and /proc (`enter_run`) instead of building a root.
+    As root on the host, a helper process writes the ids the jail maps (0 and 65534, each to
+    itself); otherwise the jail maps 65534 to our own uid, as a run would."""
+    if PARENT_MAPS:
+        go_r, go_w = os.pipe()
+        done_r, done_w = os.pipe()
+        parent = os.getpid()
+        helper = os.fork()
+        if helper == 0:
+            code = 1
+            try:
+                os.close(go_w)
+                os.close(done_r)
+                if os.read(go_r, 1) == b"1":
+                    write_id_maps(parent)
+                    code = 0
+            finally:
+                os._exit(code)
+        os.close(go_r)
+        os.close(done_w)
+        try:
+            _unshare(CLONE_NEWUSER | CLONE_NEWNS)
+            os.write(go_w, b"1")
+        finally:
+            os.close(go_w)
+            _, status = os.waitpid(helper, 0)
+            os.close(done_r)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise OSError("the jail's id maps could not be written")
+    else:
+        _unshare(CLONE_NEWUSER | CLONE_NEWNS)
+        _map_own_ids()
+    build_root(view, 1, 1, proc="bind")
+    JAIL["active"] = True
+    JAIL["proc"] = _probe_run_proc()
+    if not JAIL["proc"]:  # runs cannot mount their own: they get an empty one, never ours
+        _tmpfs("/proc", 4, "0555", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
+
+
+def _probe_run_proc():
+    """Whether a run forked in the jail may mount a /proc of its own (the kernel refuses where
+    the /proc it could see is partly masked, as in bubblewrap or a container)."""
+    pid = _clone(RUN_NAMESPACES)
+    if pid == 0:
+        try:
+            _enter_child([])
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            os._exit(0)
+        finally:
+            os._exit(1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def enter_run(tmp_mb, shm_mb):
+    """In a run forked in the jail (its own mount, PID, IPC, network, UTS namespaces): a
+    fresh private /tmp and /dev/shm of the given sizes and a /proc of its own PID namespace
+    (or the jail's empty one), then uid 65534, no capabilities, no_new_privs. The jail's root
+    stays read-only and nothing mounted here is seen by the jail or another run."""
+    flags = MS_NOSUID | MS_NODEV
+    _mount("tmpfs", "/tmp", "tmpfs", flags, "size=%dk,nr_inodes=16384,mode=1777" % (tmp_mb * 1024))
+    _mount("tmpfs", "/dev/shm", "tmpfs", flags,
+           "size=%dk,nr_inodes=16384,mode=1777" % (shm_mb * 1024))
+    if JAIL["proc"]:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     try:
         socket.sethostname("sandbox")
     except OSError:
@@ -342,7 +433,14 @@ def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
             os.write(fd, b"0")
             os.close(fd)
         limits = request.get("limits") or {}
-        if mode == "namespace":
+        if mode == "jail":
+            enter_run(int(request.get("tmp_mb", 64)), int(request.get("shm_mb", 64)))
+            workdir = "/tmp"
+            # every run of the jail is uid 65534 of one user namespace, where RLIMIT_NPROC
+            # would count them all together: the run's own pids cgroup caps it instead
+            if request.get("pids_cgroup"):
+                limits = {k: v for k, v in limits.items() if k != "RLIMIT_NPROC"}
+        elif mode == "namespace":
             isolate(VIEW, int(request.get("tmp_mb", 64)), int(request.get("shm_mb", 64)),
                     sync_fd=extra[-1] if sync_fd is not None else None)
             workdir = "/tmp"
@@ -395,12 +493,16 @@ def _spawn(request, fds, namespaces):
     workdir = sync_fd = None
     if not request.get("isolate"):
         mode = "trusted"
+    elif namespaces and JAIL["active"] and (request.get("pids_cgroup") or not JAIL["nested"]):
+        mode = "jail"
     elif namespaces:
         mode = "namespace"
     else:  # no namespaces here: its own session (killed as a group) and a private directory
         mode = "group"
         workdir = tempfile.mkdtemp(prefix="run-", dir=os.getcwd())
-    if mode == "namespace":
+    if mode == "jail":
+        pid = _clone(RUN_NAMESPACES)
+    elif mode == "namespace":
         pid, sync_fd = clone_isolated()
     else:
         pid = os.fork()
@@ -440,7 +542,7 @@ def _kill(child):
     """SIGKILL: to PID 1 of a namespace (the kernel kills every other process in it before
     that one can be reaped), else to the child's session / process group."""
     try:
-        if child.mode == "namespace":
+        if child.mode in ("namespace", "jail"):
             os.kill(child.pid, signal.SIGKILL)
         else:
             os.killpg(child.pid, signal.SIGKILL)
@@ -467,7 +569,7 @@ def serve():
     signal.signal(signal.SIGCHLD, lambda *_: None)
     first, _, _, _ = socket.recv_fds(control, 1 << 22, 0)
     global PROGRAMS
-    error = None
+    error, setup = None, {}
     global VIEW
     try:
         setup = json.loads(first)
@@ -475,11 +577,19 @@ def serve():
         namespaces = _probe_namespaces()
     except BaseException as err:  # noqa: BLE001 - reported to the host
         namespaces, error = False, "%s: %s" % (type(err).__name__, err)
+    if namespaces and error is None and setup.get("jail"):
+        try:
+            become_jail(VIEW)
+            # a run without a pids cgroup gets a user namespace of its own too, where it works
+            JAIL["nested"] = _probe_namespaces()
+        except BaseException as err:  # noqa: BLE001 - half in a jail: no isolated runs at all
+            namespaces, error = False, "jail: %s: %s" % (type(err).__name__, err)
     # what is loaded now stays shared with every child: moving it out of the collector's
     # reach keeps a child's garbage collections from copying the zygote's pages
     gc.collect()
     gc.freeze()
-    control.send(json.dumps({"op": "ready", "namespaces": namespaces, "error": error}).encode())
+    control.send(json.dumps({"op": "ready", "namespaces": namespaces, "jail": JAIL["active"],
+                             "run_proc": JAIL["proc"], "error": error}).encode())
     children = {}   # id -> _Child
     by_pid = {}
 
