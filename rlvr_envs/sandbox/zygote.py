@@ -33,6 +33,7 @@ Every child dies with the zygote (PR_SET_PDEATHSIG).
 """
 
 import ctypes
+import fcntl
 import gc
 import json
 import os
@@ -258,14 +259,51 @@ def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     _drop_capabilities()
 
 
-#: the namespaces each run gets inside the jail (the jail's user namespace is shared)
-RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS
-#: set by `become_jail`: whether a run mounts a /proc of its own (else the jail's is empty)
-JAIL = {"active": False, "proc": False, "nested": True}
+#: the namespaces each run is cloned into inside the jail (the jail's user namespace is
+#: shared; the network namespace comes from `NETS`)
+RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+#: set by `become_jail`: whether a run mounts a /proc of its own (else the jail's is empty),
+#: whether a run without a pids cgroup can get a user namespace of its own, the jail's own
+#: network namespace (an fd)
+JAIL = {"active": False, "proc": False, "nested": True, "net": None}
+#: idle network namespaces (fds): each is lent to one live run at a time and taken back when
+#: that run's PID 1 has been reaped, i.e. when every process of the run, and with them every
+#: socket it had, is gone. Making one costs about as much as the rest of a run's setup.
+NETS = []
+MAX_IDLE_NETS = 64
+SIOCGSKNS = 0x894C
 
 
 def _unshare(flags):
     _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def _current_netns():
+    """An fd of this process's network namespace (no /proc needed)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        return fcntl.ioctl(probe.fileno(), SIOCGSKNS)
+    finally:
+        probe.close()
+
+
+def _take_net():
+    """An idle network namespace of the jail, or a new one (nothing in it: no interface up,
+    no socket left)."""
+    if NETS:
+        return NETS.pop()
+    _unshare(CLONE_NEWNET)
+    try:
+        return _current_netns()
+    finally:
+        _check(_libc.setns(JAIL["net"], CLONE_NEWNET), "setns")
+
+
+def _give_back_net(fd):
+    if len(NETS) < MAX_IDLE_NETS:
+        NETS.append(fd)
+    else:
+        os.close(fd)
 
 
 def become_jail(view):
@@ -294,7 +332,7 @@ def become_jail(view):
         os.close(go_r)
         os.close(done_w)
         try:
-            _unshare(CLONE_NEWUSER | CLONE_NEWNS)
+            _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)
             os.write(go_w, b"1")
         finally:
             os.close(go_w)
@@ -303,8 +341,9 @@ def become_jail(view):
         if os.waitstatus_to_exitcode(status) != 0:
             raise OSError("the jail's id maps could not be written")
     else:
-        _unshare(CLONE_NEWUSER | CLONE_NEWNS)
+        _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)
         _map_own_ids()
+    JAIL["net"] = _current_netns()
     build_root(view, 1, 1, proc="bind")
     JAIL["active"] = True
     JAIL["proc"] = _probe_run_proc()
@@ -326,11 +365,14 @@ def _probe_run_proc():
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
 
 
-def enter_run(tmp_mb, shm_mb):
-    """In a run forked in the jail (its own mount, PID, IPC, network, UTS namespaces): a
-    fresh private /tmp and /dev/shm of the given sizes and a /proc of its own PID namespace
-    (or the jail's empty one), then uid 65534, no capabilities, no_new_privs. The jail's root
-    stays read-only and nothing mounted here is seen by the jail or another run."""
+def enter_run(tmp_mb, shm_mb, net_fd):
+    """In a run forked in the jail (its own mount, PID, IPC, UTS namespaces): the network
+    namespace lent to it (`net_fd`), a fresh private /tmp and /dev/shm of the given sizes and
+    a /proc of its own PID namespace (or the jail's empty one), then uid 65534, no
+    capabilities, no_new_privs. The jail's root stays read-only and nothing mounted here is
+    seen by the jail or another run."""
+    _check(_libc.setns(net_fd, CLONE_NEWNET), "setns")
+    os.close(net_fd)
     flags = MS_NOSUID | MS_NODEV
     _mount("tmpfs", "/tmp", "tmpfs", flags, "size=%dk,nr_inodes=16384,mode=1777" % (tmp_mb * 1024))
     _mount("tmpfs", "/dev/shm", "tmpfs", flags,
@@ -423,7 +465,8 @@ def _run_program(program, channels):
 
 
 def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
-    """Runs in the fresh child: confine it, then run its program."""
+    """Runs in the fresh child: confine it, then run its program. `sync_fd`: the go-ahead
+    pipe of a child with its own user namespace, or the network namespace of a jail run."""
     try:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the zygote
         extra = list(cgroup_fds) + ([sync_fd] if sync_fd is not None else [])
@@ -434,7 +477,7 @@ def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
             os.close(fd)
         limits = request.get("limits") or {}
         if mode == "jail":
-            enter_run(int(request.get("tmp_mb", 64)), int(request.get("shm_mb", 64)))
+            enter_run(int(request.get("tmp_mb", 64)), int(request.get("shm_mb", 64)), extra[-1])
             workdir = "/tmp"
             # every run of the jail is uid 65534 of one user namespace, where RLIMIT_NPROC
             # would count them all together: the run's own pids cgroup caps it instead
@@ -486,11 +529,12 @@ def clone_isolated(host_id=SANDBOX_ID):
 
 
 def _spawn(request, fds, namespaces):
-    """Fork the requested child. Returns (pid, mode, private directory to remove or None)."""
+    """Fork the requested child. Returns (pid, mode, private directory to remove or None,
+    network namespace lent to it or None)."""
     count = int(request.get("cgroups") or 0)
     cgroup_fds = fds[len(fds) - count:] if count else []
     fds = fds[:len(fds) - count] if count else fds
-    workdir = sync_fd = None
+    workdir = sync_fd = net = None
     if not request.get("isolate"):
         mode = "trusted"
     elif namespaces and JAIL["active"] and (request.get("pids_cgroup") or not JAIL["nested"]):
@@ -501,14 +545,19 @@ def _spawn(request, fds, namespaces):
         mode = "group"
         workdir = tempfile.mkdtemp(prefix="run-", dir=os.getcwd())
     if mode == "jail":
-        pid = _clone(RUN_NAMESPACES)
+        net = sync_fd = _take_net()
+        try:
+            pid = _clone(RUN_NAMESPACES)
+        except OSError:
+            _give_back_net(net)
+            raise
     elif mode == "namespace":
         pid, sync_fd = clone_isolated()
     else:
         pid = os.fork()
     if pid == 0:
         _child(request, fds, cgroup_fds, mode, workdir, sync_fd)
-    return pid, mode, workdir
+    return pid, mode, workdir, net
 
 
 def _probe_namespaces():
@@ -551,11 +600,11 @@ def _kill(child):
 
 
 class _Child:
-    __slots__ = ("pid", "mode", "workdir", "deadline", "report")
+    __slots__ = ("pid", "mode", "workdir", "deadline", "report", "net")
 
-    def __init__(self, pid, mode, workdir, deadline):
+    def __init__(self, pid, mode, workdir, deadline, net=None):
         self.pid, self.mode, self.workdir, self.deadline = pid, mode, workdir, deadline
-        self.report = False
+        self.report, self.net = False, net
 
 
 def serve():
@@ -622,6 +671,8 @@ def serve():
             if child is not None:
                 if child.workdir is not None:
                     shutil.rmtree(child.workdir, ignore_errors=True)
+                if child.net is not None:  # the whole run is gone: lend it to the next
+                    _give_back_net(child.net)
                 if child.report:
                     exited(ident)
         if control not in readable:
@@ -637,10 +688,10 @@ def serve():
         try:
             request = json.loads(message)
             if request["op"] == "spawn":
-                pid, mode, workdir = _spawn(request, list(fds), namespaces)
+                pid, mode, workdir, net = _spawn(request, list(fds), namespaces)
                 wall = request.get("wall")
                 deadline = time.monotonic() + (float(wall) + 1.0 if wall is not None else 1e9)
-                children[request["id"]] = _Child(pid, mode, workdir, deadline)
+                children[request["id"]] = _Child(pid, mode, workdir, deadline, net)
                 by_pid[pid] = request["id"]
             elif request["op"] == "kill":
                 for ident in request["ids"]:
