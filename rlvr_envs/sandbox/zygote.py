@@ -476,6 +476,9 @@ def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
             os.write(fd, b"0")
             os.close(fd)
         limits = request.get("limits") or {}
+        # a session and process group of its own (killed as one outside namespaces); kill(0),
+        # which reaches the process group across PID namespaces, never reaches the zygote
+        os.setsid()
         if mode == "jail":
             enter_run(int(request.get("tmp_mb", 64)), int(request.get("shm_mb", 64)), extra[-1])
             workdir = "/tmp"
@@ -488,7 +491,6 @@ def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
                     sync_fd=extra[-1] if sync_fd is not None else None)
             workdir = "/tmp"
         else:
-            os.setsid()
             # RLIMIT_NPROC counts all of the user's processes outside a user namespace of its
             # own: the zygote's budget (or its cgroup) caps these children instead
             limits = {k: v for k, v in limits.items() if k != "RLIMIT_NPROC"}
