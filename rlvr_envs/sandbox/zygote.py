@@ -10,26 +10,33 @@ name, limits and the child's channel fds (SCM_RIGHTS); the host writes code and 
 into those channels. What a child inherits from the zygote's memory is therefore nothing secret.
 
 Control messages (one JSON object per packet, host → zygote):
-  {"op": "programs", "programs": {name: source}}            first, once; answered by
-      {"op": "ready", "namespaces": bool, "error": str|null}
+  {"op": "programs", "programs": {name: source}, "view": {...}, "jail": bool}   first, once;
+      answered by {"op": "ready", "namespaces": bool, "jail": bool, "run_proc": bool,
+      "error": str|null}
   {"op": "spawn", "id": int, "program": str, "isolate": bool, "limits": {RLIMIT_*: int},
-   "wall": float|null, "tmpfs_mb": int, "cgroup": bool}       fds: channels [+ cgroup.procs]
+   "wall": float|null, "tmp_mb": int, "shm_mb": int, "cgroups": int, "pids_cgroup": bool}
+      fds: channels [+ the run's cgroup.procs files]
       (the zygote kills the child 1 s after `wall`; null: the host enforces the deadline)
   {"op": "kill", "ids": [int], "report": bool}   with report, answered per id (once it and
       every process it started are gone) by {"op": "exited", "id": int}
 End of file on the control socket kills every child and ends the zygote.
 
-An *isolated* child (untrusted code) is cloned straight into new user, mount, PID, IPC,
-network and UTS namespaces: it is PID 1 of its own PID namespace, so it cannot see or signal
-any other process, and killing it kills every process it started; it cannot reach another
-child's sockets or IPC objects. In its mount namespace every writable mount is remounted
-read-only, /tmp (its working directory) and /dev/shm are fresh private tmpfs and /proc is
-hidden. It has no capabilities, no_new_privs, its rlimits (RLIMIT_NPROC counts only its own
-user namespace) and, when the host passes one, its own cgroup `pids` group. Where user
-namespaces are unavailable it falls back to its own session (killed as a group) and a private
-directory, the isolation of the `local` backend. A trusted child (the test driver) is made
-non-dumpable, so no other process can read its memory, and gets its own session and rlimits.
-Every child dies with the zygote (PR_SET_PDEATHSIG).
+With "jail" (where user namespaces work) the zygote first moves into its *jail*: a user, mount
+and network namespace of its own whose root holds only the view (read-only, private: nothing
+mounted on the host later enters it), built once (`become_jail`). An *isolated* child
+(untrusted code) is then cloned from the jail straight into new mount, PID, IPC and UTS
+namespaces and joins a network namespace lent from a pool (one live run each): it is PID 1 of
+its own PID namespace, so it cannot see or signal any other process, and killing it kills
+every process it started; it cannot reach another child's sockets or IPC objects. It mounts
+only a fresh private /tmp (its working directory) and /dev/shm and its own /proc (or keeps the
+jail's empty one where the kernel refuses a new proc mount), then drops to uid 65534 with no
+capabilities and no_new_privs (`enter_run`), with its rlimits and the run's cgroup. A run
+without a pids cgroup gets a user namespace of its own too and builds its root per run
+(`isolate`), as every run did before the jail. Where user namespaces are unavailable it falls
+back to its own session (killed as a group) and a private directory, the isolation of the
+`local-unsafe` backend. A trusted child (the test driver) is made non-dumpable, so no other
+process can read its memory, and gets its own session and rlimits. Every child is in a
+session of its own and dies with the zygote (PR_SET_PDEATHSIG).
 """
 
 import ctypes
