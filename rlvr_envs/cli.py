@@ -114,8 +114,11 @@ def check_command(env_ids: list[str] = typer.Argument(None, help="ids to check (
 
 
 def _attach_subcommands() -> None:
+    """Add the sub-command groups to `app`, once (`main` may run many times in a process)."""
+    attached = {group.name for group in app.registered_groups}
     for module, attribute, name in SUBCOMMANDS:
-        app.add_typer(getattr(importlib.import_module(module), attribute), name=name)
+        if name not in attached:
+            app.add_typer(getattr(importlib.import_module(module), attribute), name=name)
 
 
 def command_path(args: list[str]) -> str:

@@ -7,6 +7,7 @@ directory the agent edited (what `submit` does). Both end in `grading.grade_chan
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import tempfile
 import threading
@@ -33,16 +34,13 @@ def make_sandbox(backend: Any = "auto", **options: Any):
     "auto" the first backend that isolates here, "local" processes in their own namespaces,
     and plain processes only as "local-unsafe", asked for by name (with a warning): they can
     read the task files (gold patches included) and write the host."""
-    from rlvr_envs.sandbox import Sandbox, get_sandbox
+    from rlvr_envs.sandbox import Sandbox, auto_backend, backend_class, get_sandbox
 
     if isinstance(backend, Sandbox) or hasattr(backend, "run"):
         return backend
-    if backend == "auto":  # get_sandbox's order, each shown the installation's packages
-        from rlvr_envs.sandbox.bwrap import bwrap_problem
-        from rlvr_envs.sandbox.local import namespace_problem
-        backend = "bwrap" if bwrap_problem() is None else \
-            "local" if namespace_problem() is None else "docker"
-    if backend in ("bwrap", "local"):
+    if backend == "auto":
+        backend = auto_backend()
+    if "hide_site_packages" in inspect.signature(backend_class(backend).__init__).parameters:
         options.setdefault("hide_site_packages", False)
     return get_sandbox(backend, **options)
 
