@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 COMPONENTS = {"tests": 0.0}
 
 
-def make_sandbox(backend: Any = "auto", **options: Any):
+def make_sandbox(backend: str | Sandbox = "auto", **options: Any) -> Sandbox:
     """A sandbox for repo tasks (pytest must be importable, so bubblewrap keeps the Python
     installation's site-packages visible). Every name means what `get_sandbox` makes of it:
     "auto" the first backend that isolates here, "local" processes in their own namespaces,
@@ -67,7 +67,7 @@ class RepoScorer(Scorer):
         self.last_run: GradeRun | None = None
 
     @property
-    def sandbox(self):
+    def sandbox(self) -> Sandbox:
         with self._lock:
             if self._sandbox is None:
                 self._sandbox = make_sandbox(self._sandbox_spec, **self._sandbox_options)

@@ -47,6 +47,7 @@ def test_files_stdin_collect_and_exit_code(sandbox):
     assert result.isolation == sandbox.name
 
 
+@pytest.mark.slow
 def test_deadline_kills_the_whole_group(sandbox):
     marker = f"rlvr-sleeper-{uuid.uuid4().hex[:8]}"
     result = sandbox.run(["sh", "-c", f"(exec -a {marker} sleep 30) & setsid sleep 30 & sleep 30"],
