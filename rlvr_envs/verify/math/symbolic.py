@@ -34,6 +34,7 @@ from sympy import (
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 from rlvr_envs.verify.math.compare import NeedsSymbolic, aligned, fast_equal, gold_shape, judge
+from rlvr_envs.verify.math.direct import to_sympy
 
 math_verify.parser.TIMEOUT_WARNING_SHOWN = True  # the worker's deadline is the caller's timeout
 logging.getLogger("math_verify").setLevel(logging.ERROR)
@@ -59,6 +60,11 @@ def _exact(expr):
 
 @lru_cache(maxsize=1024)
 def parse_symbolic(text: str) -> tuple:
+    """The parsed answer: read directly (`direct.to_sympy`) when it is a small expression or
+    equation, else by math-verify (latex2sympy), decimals made exact."""
+    direct = to_sympy(text)
+    if direct is not None:
+        return (direct,)
     found = parse(f"${text}$", extraction_config=_LATEX, fallback_mode="no_fallback",
                   parsing_timeout=None)
     return tuple(_exact(x) for x in found)
@@ -221,5 +227,7 @@ def clear_caches() -> None:
         cached.cache_clear()
     parse_symbolic.cache_clear()
     gold_shape.cache_clear()
+    from rlvr_envs.verify.math.algebra import parse_algebra
     from rlvr_envs.verify.math.fast import parse_leaf
     parse_leaf.cache_clear()
+    parse_algebra.cache_clear()
