@@ -195,6 +195,10 @@ class _Reader:
             self.take({"(": ")", "{": "}", "[": "]"}[tok])
             return node
         if tok == "\\frac":
+            two = self.peek()
+            if two is not None and len(two) == 2 and two.isdigit():  # \frac12 is 1/2
+                self.take()
+                return ("/", ("num", Fraction(int(two[0]))), ("num", Fraction(int(two[1]))))
             return ("/", self.group(), self.group())
         if tok in ("\\binom", "\\dbinom", "\\tbinom"):
             return ("binom", self.group(), self.group())
@@ -498,6 +502,18 @@ def _equations_equal(gold, answer) -> bool | None:
         return True
     rest = (scaled_p - scaled_q).constant_value()
     return False if rest is not None and rest.terms else None
+
+
+def rational_value(text: str) -> Fraction | None:
+    """The exact rational value of a small expression without variables (`2 - 1`,
+    `\\frac{1}{2} - 1`, `2^{-3}`), else None."""
+    parsed = parse_algebra(text)
+    if parsed is None or parsed[0] != "expr" or _variables(parsed[1], set()):
+        return None
+    try:
+        return _exact(parsed[1]).as_fraction()
+    except (NotExact, ZeroDivisionError, OverflowError, ValueError, RecursionError):
+        return None
 
 
 def algebra_equal(gold: str, answer: str) -> bool | None:

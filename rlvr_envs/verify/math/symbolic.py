@@ -21,6 +21,10 @@ from sympy import (
     Expr,
     Float,
     I,
+    QQ,
+    ZZ,
+    Poly,
+    PolynomialError,
     Pow,
     Rational,
     Symbol,
@@ -116,6 +120,38 @@ def _proportional(a, b) -> bool:
     return not ratio.free_symbols and ratio != 0 and bool(ratio.is_finite)
 
 
+def _rational_polys(p, q, symbols: list) -> tuple | None:
+    """p and q as nonzero polynomials in `symbols` with rational coefficients, else None."""
+    if not symbols:
+        return None
+    try:
+        polys = Poly(p, *symbols), Poly(q, *symbols)
+    except PolynomialError:
+        return None
+    if any(poly.domain not in (ZZ, QQ) or poly.is_zero for poly in polys):
+        return None
+    return polys
+
+
+def _same_equation(p, q, symbols: list) -> bool | None:
+    """Whether p = 0 and q = 0 are the same equation, when that is proved cheaply.
+
+    Same: p and q are proportional (exactly: polynomial coefficients, else a constant ratio
+    after cancellation). Different: p and q are square-free polynomials with rational
+    coefficients that are not proportional: by the Nullstellensatz, square-free polynomials
+    with the same (complex) zeros are proportional, so `(x+1)^2 + (y-2)^2 = 9` is not
+    `(x-1)^2 + (y+2)^2 = 9` without solving either (what math-verify would do)."""
+    polys = _rational_polys(p, q, symbols)
+    if polys is None:
+        return True if _proportional(p, q) else None
+    first, second = polys
+    if first * second.LC() == second * first.LC():
+        return True
+    if not first.is_ground and not second.is_ground and first.is_sqf and second.is_sqf:
+        return False
+    return None
+
+
 def quick_compare(gold, answer) -> bool | None:
     """A verdict that needs no simplify/solve, when one is proved; else None.
 
@@ -135,8 +171,7 @@ def quick_compare(gold, answer) -> bool | None:
             if (isinstance(lhs, Symbol) and lhs == answer.lhs and lhs not in gold.rhs.free_symbols
                     and lhs not in answer.rhs.free_symbols):
                 return False if _differ(gold.rhs, answer.rhs, symbols) else None
-            if _proportional(gold.lhs - gold.rhs, answer.lhs - answer.rhs):
-                return True
+            return _same_equation(gold.lhs - gold.rhs, answer.lhs - answer.rhs, symbols)
     except Exception:  # noqa: BLE001 - any trouble here just means: ask math-verify
         return None
     return None
