@@ -45,7 +45,7 @@ class HFPolicy:
         if params.seed is not None:
             torch.manual_seed(params.seed)
         groups = sample_chats(model, tokenizer, batch, batch_size=self.batch_size, n=params.n,
-                              max_new_tokens=params.max_new_tokens,
+                              max_completion_length=params.max_completion_length,
                               temperature=params.temperature, top_p=params.top_p)
         return [[_to_completion(s, params.stop) for s in group] for group in groups]
 

@@ -160,10 +160,15 @@ class LocalSandbox(Sandbox):
     """
 
     name = "local-unsafe"
+    isolating = False
     #: the run sees only the interpreter's files (`view.py`), not the host's
     isolates_filesystem = False
     #: the run's uid is the host's 65534 (this backend writes the id maps as root)
     owns_uid_65534 = False
+
+    @classmethod
+    def describe(cls) -> str:
+        return "plain processes: the host's files and network are reachable"
 
     def __init__(self, python: str | None = None, warm: bool = True,
                  fork_servers: int | None = None):
@@ -261,8 +266,17 @@ class NamespaceSandbox(LocalSandbox):
     virtualenv, read-only, and runs this virtualenv's interpreter (repo tasks need pytest)."""
 
     name = "local"
+    isolating = True
     isolates_filesystem = True
     owns_uid_65534 = True
+
+    @classmethod
+    def problem(cls) -> str | None:
+        return namespace_problem()
+
+    @classmethod
+    def describe(cls) -> str:
+        return "own namespaces per run, uid 65534, only the interpreter's files"
 
     def __init__(self, python: str | None = None, warm: bool = True,
                  fork_servers: int | None = None, *, hide_site_packages: bool = True):

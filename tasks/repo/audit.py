@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from rlvr_envs.tasks.repo.agents import GoldPatchAgent, NullAgent, run_episode
 
 if TYPE_CHECKING:
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+
+    from rlvr_envs.core.task import Task
     from rlvr_envs.sandbox.base import Sandbox
 
 
@@ -26,7 +29,7 @@ class AuditRow:
         return self.null == 0.0 and self.gold == 1.0
 
 
-def audit_task(env, task) -> AuditRow:
+def audit_task(env: RepoEditEnv, task: Task) -> AuditRow:
     """Null and gold episodes of one task."""
     null = run_episode(env, NullAgent(), task=task)
     gold = run_episode(env, GoldPatchAgent(), task=task)
@@ -39,7 +42,8 @@ def audit_task(env, task) -> AuditRow:
     return AuditRow(task.source_id or task.id, null.reward, gold.reward, detail)
 
 
-def audit_env(env, ids: Sequence[str] | None = None, *, workers: int = 1) -> Iterator[AuditRow]:
+def audit_env(env: RepoEditEnv, ids: Sequence[str] | None = None, *, workers: int = 1
+              ) -> Iterator[AuditRow]:
     """Audit every task of a RepoEditEnv (or only `ids`); `workers` > 1 audits tasks in
     parallel threads, each with its own env on the same sandbox (test runs are subprocesses
     or containers, so threads overlap their start-up and I/O)."""
