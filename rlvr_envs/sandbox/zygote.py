@@ -646,6 +646,9 @@ def serve():
     # reach keeps a child's garbage collections from copying the zygote's pages
     gc.collect()
     gc.freeze()
+    # and what setup freed goes back to the system: every fork copies the page tables of all
+    # the anonymous memory this process holds (about a tenth less with this)
+    _libc.malloc_trim(0)
     control.send(json.dumps({"op": "ready", "namespaces": namespaces, "jail": JAIL["active"],
                              "run_proc": JAIL["proc"], "error": error}).encode())
     children = {}   # id -> _Child
