@@ -8,7 +8,8 @@ working directory.
 namespaces (`zygote.run_isolated`): uid 65534 (the host's 65534 when the grader is root),
 no capabilities, no_new_privs, a root holding only the interpreter's files read-only
 (`view.py`), the working directory, size-capped /tmp and /dev/shm, its own /proc. It needs
-user namespaces and refuses (`SandboxUnavailable`) where they do not work.
+user namespaces and refuses (`SandboxUnavailable`) where they do not work. (The code grader's
+candidates are children of the warm fork server instead, confined by its jail: `zygote.py`.)
 `local-unsafe` (`LocalSandbox`) is the same without namespaces: the command sees the
 host's files and network as the calling user. It is never chosen unless asked for by name.
 """
