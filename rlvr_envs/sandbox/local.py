@@ -200,11 +200,22 @@ class LocalSandbox(Sandbox):
         return True
 
     def _start_fork_server(self, programs):
+        """A zygote in its jail; where the jail cannot be built (an old kernel, say), one
+        whose children each build their own root, as before the jail."""
+        from rlvr_envs.sandbox.forkserver import ForkServerError
+        try:
+            return self._new_fork_server(programs, jail=True)
+        except ForkServerError as err:
+            if "jail:" not in str(err):
+                raise
+            return self._new_fork_server(programs, jail=False)
+
+    def _new_fork_server(self, programs, *, jail: bool):
         from rlvr_envs.sandbox.forkserver import ForkServer
         argv, home = self.zygote_argv()
         return ForkServer(argv, env=run_env(None, home), cwd=home, programs=programs,
                           isolation=self.name, view=self._view_dict,
-                          launcher_prefix=zygote_launcher(), owned_dir=str(home))
+                          launcher_prefix=zygote_launcher(), owned_dir=str(home), jail=jail)
 
     def fork_server(self, programs):
         if not self.warm:

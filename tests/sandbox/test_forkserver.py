@@ -208,6 +208,37 @@ def test_candidates_run_in_the_jail(server):
     assert server.jail
 
 
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+def test_without_the_jail_each_candidate_builds_its_own_root(backend):
+    """The fallback where the jail cannot be built: every candidate gets its own user
+    namespace and root, with the same isolation."""
+    sandbox = get_sandbox(backend)
+    server = sandbox._new_fork_server({"probe": PROBE}, jail=False)
+    try:
+        if not server.namespaces:
+            pytest.skip("user namespaces are unavailable here")
+        assert not server.jail
+        child = Child(server)
+        view = child.run("""
+import os
+def attempt(fn):
+    try:
+        fn()
+        return "allowed"
+    except OSError as err:
+        return type(err).__name__
+result = {"pid": os.getpid(), "uid": os.getuid(), "cwd": os.getcwd(),
+          "write_usr": attempt(lambda: open("/usr/escape", "w")),
+          "write_tmp": attempt(lambda: open("/tmp/mine", "w").write("x"))}
+""")
+        child.close()
+        assert view == {"pid": 1, "uid": 65534, "cwd": "/tmp", "write_usr": view["write_usr"],
+                        "write_tmp": "allowed"} and view["write_usr"] != "allowed"
+    finally:
+        server.close()
+        sandbox.close()
+
+
 def test_what_one_run_leaves_is_gone_for_the_next(server):
     """Two runs one after the other on the same zygote (the second gets the network
     namespace the first had): no file in /tmp or /dev/shm, no process, no abstract socket
