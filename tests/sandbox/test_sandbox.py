@@ -170,6 +170,8 @@ def test_docker_unavailable_names_the_fix(monkeypatch):
 def test_unknown_backend_and_bad_limits():
     with pytest.raises(ValueError, match="auto"):
         get_sandbox("chroot")
+    with pytest.raises(TypeError, match="no sandbox backend takes the options \\['wram'\\]"):
+        get_sandbox("auto", wram=False)
     with pytest.raises(ValueError, match="wall_time"):
         Limits(wall_time=0)
     with pytest.raises(TypeError, match="list of str"):

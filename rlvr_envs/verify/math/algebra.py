@@ -27,6 +27,8 @@ from fractions import Fraction
 from functools import lru_cache
 
 from rlvr_envs.verify.math.polynomial import IMAGINARY, Poly, RationalFunction
+
+EULER = "\\e"  # Euler's number: transcendental, so it is kept as a variable of the polynomials
 from rlvr_envs.verify.math.surd import NotExact, Surd
 
 _TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^(){}\[\]=!|_])", re.ASCII)
@@ -270,6 +272,8 @@ def _exact(node) -> RationalFunction:
     if kind == "const":
         if node[1] == "i":
             return RationalFunction.variable(IMAGINARY)
+        if node[1] == "e":
+            return RationalFunction.variable(EULER)
         if node[1] != "\\pi":
             raise NotExact
         return RationalFunction.constant(Surd.pi())
@@ -472,11 +476,22 @@ def _proved_different(gold_node, answer_node, names: list[str]) -> bool:
     return False
 
 
+def _uses(node, constant: str) -> bool:
+    return node == ("const", constant) or any(
+        isinstance(child, tuple) and _uses(child, constant) for child in node[1:])
+
+
 def _expressions_equal(gold_node, answer_node, names: list[str]) -> bool | None:
     if gold_node == answer_node:  # the same tree, spelled differently: \\sin x and \\sin(x)
         return True
     try:
-        return _exact(gold_node).same_as(_exact(answer_node))
+        same = _exact(gold_node).same_as(_exact(answer_node))
+        # e is a variable of the polynomials: equal ones are equal values, and since e is
+        # transcendental, different ones are different values, unless pi is there too
+        # (whether e and pi are algebraically independent is not known)
+        nodes = (gold_node, answer_node)
+        if same or not (any(_uses(n, "e") for n in nodes) and any(_uses(n, "\\pi") for n in nodes)):
+            return same
     except NotExact:
         pass
     return False if _proved_different(gold_node, answer_node, names) else None

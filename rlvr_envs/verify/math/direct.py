@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 
+from math_verify.grader import should_treat_as_complex
 from sympy import (
-    E,
     Abs,
+    E,
     Eq,
     Rational,
     Symbol,
@@ -31,8 +32,6 @@ from sympy import (
     sqrt,
     tan,
 )
-
-from math_verify.grader import should_treat_as_complex
 
 from rlvr_envs.verify.math.algebra import parse_algebra
 

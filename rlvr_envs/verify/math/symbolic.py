@@ -16,13 +16,13 @@ from functools import lru_cache
 import math_verify.parser
 from math_verify import LatexExtractionConfig, parse, verify
 from sympy import (
+    QQ,
+    ZZ,
     Basic,
     Eq,
     Expr,
     Float,
     I,
-    QQ,
-    ZZ,
     Poly,
     PolynomialError,
     Pow,
