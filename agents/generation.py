@@ -32,7 +32,7 @@ def encode(tokenizer: Any, text: str) -> list[int]:
 
 
 def sample_from_ids(model: Any, tokenizer: Any, prompts: Sequence[Sequence[int]], *, n: int = 1,
-                    max_new_tokens: int = 64, temperature: float = 1.0, top_p: float = 1.0,
+                    max_completion_length: int = 64, temperature: float = 1.0, top_p: float = 1.0,
                     ) -> list[list[Sample]]:
     """`n` samples per prompt (token-id lists); temperature 0 means greedy."""
     import torch
@@ -50,7 +50,7 @@ def sample_from_ids(model: Any, tokenizer: Any, prompts: Sequence[Sequence[int]]
     # rows repeated n times (not num_return_sequences, which greedy decoding refuses)
     input_ids = input_ids.repeat_interleave(n, dim=0)
     attention = attention.repeat_interleave(n, dim=0)
-    kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=not greedy,
+    kwargs: dict[str, Any] = dict(max_new_tokens=max_completion_length, do_sample=not greedy,
                                   return_dict_in_generate=True,
                                   output_scores=True, pad_token_id=pad_id, eos_token_id=eos_id)
     if not greedy:

@@ -4,7 +4,7 @@ token ids and log-probs of every sampled token. torch is imported only when the 
 Two limits keep long tool-using episodes bounded on a CPU:
 
 - the prompt: a conversation longer than `max_prompt_tokens` (default: the model's context
-  minus the turn's `max_new_tokens`) is cut by `generation.fit_chat` (oldest turns first), so
+  minus the turn's `max_completion_length`) is cut by `generation.fit_chat` (oldest turns first), so
   a model never reads past its trained context however many turns an episode has;
 - CPU threads: on a CPU shared with more runnable processes than cores (load average above
   the core count), torch's worker threads wait for each other at every operation and each
@@ -64,13 +64,13 @@ class HFPolicy:
         if threads is not None and torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
 
-    def prompt_budget(self, max_new_tokens: int) -> int | None:
+    def prompt_budget(self, max_completion_length: int) -> int | None:
         """The most prompt tokens a turn may have: `max_prompt_tokens`, else the model's
-        context (`max_position_embeddings`) minus `max_new_tokens`; None when unknown."""
+        context (`max_position_embeddings`) minus `max_completion_length`; None when unknown."""
         if self.max_prompt_tokens is not None:
             return self.max_prompt_tokens
         context = getattr(getattr(self._model, "config", None), "max_position_embeddings", None)
-        return max(1, int(context) - max_new_tokens) if isinstance(context, int) else None
+        return max(1, int(context) - max_completion_length) if isinstance(context, int) else None
 
     def generate(self, batch: Sequence[Messages], params: SamplingParams, **_: object
                  ) -> list[list[Completion]]:
@@ -82,8 +82,8 @@ class HFPolicy:
         if params.seed is not None:
             torch.manual_seed(params.seed)
         groups = sample_chats(model, tokenizer, batch, batch_size=self.batch_size, n=params.n,
-                              max_new_tokens=params.max_new_tokens,
-                              max_prompt_tokens=self.prompt_budget(params.max_new_tokens),
+                              max_completion_length=params.max_completion_length,
+                              max_prompt_tokens=self.prompt_budget(params.max_completion_length),
                               temperature=params.temperature, top_p=params.top_p)
         return [[_to_completion(s, params.stop) for s in group] for group in groups]
 

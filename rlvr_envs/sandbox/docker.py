@@ -146,6 +146,15 @@ class DockerSandbox(Sandbox):
 
     name = "docker"
     python = "/usr/bin/python3"
+    isolating = True
+
+    @classmethod
+    def problem(cls) -> str | None:
+        return docker_problem()
+
+    @classmethod
+    def describe(cls) -> str:
+        return f"image {IMAGE} " + ("present" if image_exists() else "not built yet")
 
     def __init__(self, *, image: str = IMAGE, build: bool = True, cpus: float = 1.0):
         problem = docker_problem()

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 from rlvr_envs.tasks.repo.agents import GoldPatchAgent, NullAgent, run_episode
 
 if TYPE_CHECKING:
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+
+    from rlvr_envs.core.task import Task
     from rlvr_envs.sandbox.base import Sandbox
 
 
@@ -38,7 +41,7 @@ class AuditRow:
         return self.null == 0.0 and self.gold == 1.0
 
 
-def audit_task(env, task) -> AuditRow:
+def audit_task(env: RepoEditEnv, task: Task) -> AuditRow:
     """Null and gold episodes of one task."""
     null = run_episode(env, NullAgent(), task=task)
     gold = run_episode(env, GoldPatchAgent(), task=task)
@@ -127,7 +130,7 @@ def full_audit_task(env, task) -> FullAuditRow:
     return row
 
 
-def audit_env(env, ids: Sequence[str] | None = None, *, workers: int = 1,
+def audit_env(env: RepoEditEnv, ids: Sequence[str] | None = None, *, workers: int = 1,
               audit: Callable[[Any, Any], Any] = audit_task) -> Iterator[Any]:
     """Audit every task of a RepoEditEnv (or only `ids`); `workers` > 1 audits tasks in
     parallel threads, each with its own env on the same sandbox (test runs are subprocesses

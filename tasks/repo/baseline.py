@@ -29,7 +29,8 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Any, Generator
+from collections.abc import Generator
+from typing import Any
 
 from rlvr_envs.tasks.repo.grading import is_protected
 
@@ -43,7 +44,7 @@ _OPS = {"<": ("<=",), "<=": ("<",), ">": (">=",), ">=": (">",), "==": ("!=",), "
 _NAMES = {"and": ("or",), "or": ("and",), "True": ("False",), "False": ("True",)}
 #: lines before a traceback frame's own line that are tried too
 FRAME_LINES = 3
-_FRAME = re.compile(r"^([\w./-]+\.py):(\d+):", re.M)
+_FRAME = re.compile(r"^([\w./-]+\.py):(\d+):", re.MULTILINE)
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _ARGS = re.compile(r"\(([\w.]+|'[^']*'|\"[^\"]*\"|\d+), ([\w.]+|'[^']*'|\"[^\"]*\"|\d+)\)")
 _NOT_FUNCTIONS = frozenset({"assert", "print", "len", "str", "int", "list", "dict", "set",
@@ -219,7 +220,7 @@ class RevertSearchAgent:
         for name in names:
             listing = yield format_tool_call("bash", {"command": (
                 f"grep -rnE --include='*.py' '^\\s*(async )?def {name}\\b' . | head -5")})
-            for match in re.finditer(r"^\.?/?([\w./-]+\.py):(\d+):", listing, re.M):
+            for match in re.finditer(r"^\.?/?([\w./-]+\.py):(\d+):", listing, re.MULTILINE):
                 path = match.group(1)
                 if not is_protected(path):
                     found.append((path, int(match.group(2))))

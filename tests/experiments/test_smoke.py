@@ -13,10 +13,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--model", "tiny", "--seeds", "0", "--tiny-warmup-epochs", "0.5", "--device", "cpu"]
 GRPO_SMALL = ["--steps", "2", "--train-tasks", "8", "--eval-tasks", "4", "--prompts-per-step",
-              "2", "--num-generations", "2", "--max-new-tokens", "8"]
+              "2", "--num-generations", "2", "--max-completion-length", "8"]
 CASES = {
     "exp1_sft_then_rl": ["--train-tasks", "6", "--eval-tasks", "4", "--ei-rounds", "1",
-                         "--samples-per-task", "2", "--grpo-steps", "1", "--max-new-tokens", "8"],
+                         "--samples-per-task", "2", "--grpo-steps", "1",
+                         "--max-completion-length", "8"],
     "exp2_length_normalisation": GRPO_SMALL,
     "exp3_kimi_length_penalty": GRPO_SMALL,
     "exp4_difficulty_filtering": GRPO_SMALL + ["--k", "2", "--pool", "8"],

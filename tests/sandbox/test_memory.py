@@ -39,6 +39,7 @@ def scorer(request):
     scorer.close()
 
 
+@pytest.mark.slow
 @needs_memcg
 @pytest.mark.parametrize("route", sorted(ROUTES))
 def test_fork_server_run_is_stopped_at_its_budget(scorer, route):
@@ -49,6 +50,7 @@ def test_fork_server_run_is_stopped_at_its_budget(scorer, route):
     assert gold.reward == 1.0  # the pooled cgroup's count starts afresh for the next run
 
 
+@pytest.mark.slow
 @needs_memcg
 @pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
 @pytest.mark.parametrize("route", sorted(SPAWN_ROUTES))

@@ -44,8 +44,9 @@ def test_revert_search_fixes_a_flipped_comparison_through_the_tools(repo_sandbox
 @pytest.mark.slow
 def test_revert_search_policy_measures_pass_rates(repo_sandbox):
     from rlvr_envs.agents.registry import resolve_policy
-    from rlvr_envs.curriculum.difficulty import estimate_pass_rates
     from rlvr_envs.tasks.repo.env import RepoEditEnv
+
+    from rlvr_envs.curriculum.difficulty import estimate_pass_rates
 
     env = RepoEditEnv("shipped", sandbox=repo_sandbox, repos=["intervals"])
     try:
