@@ -171,8 +171,8 @@ def test_update_pack_drops_tasks_and_stores_pass_rates(built, tmp_path):
     from rlvr_envs.tasks.repo.records import read_tasks
 
     _, out, _, _, _ = built
-    tasks = read_tasks(out / "tasks" / "intervals.jsonl")
-    assert len(tasks) >= 3
+    tasks = read_tasks(out / "tasks" / "intervals.jsonl")  # the journal's, 2 or more
+    assert len(tasks) >= 2
     root = tmp_path / "p"
     write_pack(tasks, root, name="mine", build_dir=out)
     (root / "audit.json").write_text("{}")
@@ -185,7 +185,7 @@ def test_update_pack_drops_tasks_and_stores_pass_rates(built, tmp_path):
     assert {t.id: t.split for t in after} == {k: v for k, v in before.items()
                                               if k != tasks[0].id}  # ids, splits kept
     rates = {t.id: t.difficulty.pass_rate for t in after}
-    assert rates[tasks[1].id] == 0.5 and rates[tasks[2].id] is None
+    assert rates == {t.id: 0.5 if t.id == tasks[1].id else None for t in tasks[1:]}
     assert manifest["pass_rates"] == {"tasks": 1, "measured_by": "revert-search k=1"}
     assert (root / "audit.json").read_text() == "{}" and not (tmp_path / "p.tmp").exists()
 
