@@ -75,7 +75,7 @@ def memory_cgroup_available() -> bool:
     return available("memory")
 
 
-def _oom_kills(read, directory: Path, version: str) -> int:
+def _oom_kills(read, directory: str, version: str) -> int:
     """How many times the group hit its limit: OOM kills plus charges that failed at the
     limit (a tmpfs or memfd write there fails without a kill). Read only for runs that failed,
     so a run that merely had page cache reclaimed at the limit is not misnamed. `read(path)`
@@ -83,19 +83,47 @@ def _oom_kills(read, directory: Path, version: str) -> int:
     try:
         if version == "v2":
             hits = 0
-            for line in read(directory / "memory.events").splitlines():
+            for line in read(directory + "/memory.events").splitlines():
                 key, _, value = line.partition(" ")
                 if key in ("max", "oom_kill"):
                     hits += int(value)
             return hits
         kills = 0
-        for line in read(directory / "memory.oom_control").splitlines():
+        for line in read(directory + "/memory.oom_control").splitlines():
             key, _, value = line.partition(" ")
             if key == "oom_kill":
                 kills = int(value)
-        return kills + int(read(directory / "memory.failcnt"))
+        return kills + int(read(directory + "/memory.failcnt"))
     except (OSError, ValueError):
         return 0
+
+
+def remove_stale(parents: dict[str, Path] | None = None) -> int:
+    """Remove the empty run groups (`rlvr-<pid>-…`) whose owner process no longer exists;
+    returns how many went. A group still holding a process is left alone (rmdir refuses)."""
+    removed = 0
+    for parent in set((parents if parents is not None else layout()[1]).values()):
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if len(parts) != 3 or parts[0] != "rlvr" or not parts[1].isdigit():
+                continue
+            if int(parts[1]) == os.getpid() or os.path.exists(f"/proc/{parts[1]}"):
+                continue
+            try:
+                os.rmdir(parent / name)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+@functools.lru_cache(maxsize=None)
+def _remove_stale_once() -> None:
+    remove_stale()
 
 
 class RunCgroup:
@@ -108,7 +136,10 @@ class RunCgroup:
         #: path → fd, read again with pread
         self._fds: dict[str, int] = {}
         self.max_pids, self.memory_bytes = max_pids, memory_bytes
-        name = f"rlvr-{uuid.uuid4().hex[:12]}"
+        _remove_stale_once()
+        # the owner's pid in the name: a group left by a process that is gone (killed before
+        # its exit handlers ran) is removed by the next process that makes groups
+        name = f"rlvr-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.dirs: dict[str, Path] = {}
         for controller in ("pids", "memory"):
             parent = parents.get(controller)
@@ -157,7 +188,8 @@ class RunCgroup:
 
     def _oom_count(self) -> int:
         directory = self.dirs.get("memory")
-        return _oom_kills(self._read, directory, self.version) if directory is not None else 0
+        return _oom_kills(self._read, str(directory), self.version) if directory is not None \
+            else 0
 
     def _fd(self, path: str | Path, flags: int = os.O_RDONLY) -> int:
         key = f"{path}:{flags}"
