@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
-
-from rlvr_envs.sandbox import Limits, docker
 from rlvr_envs.tasks.code.humaneval import load_humaneval
 from rlvr_envs.tasks.code.scoring import CodeScorer
+
+from rlvr_envs.sandbox import Limits, docker
 from rlvr_envs.verify.code.grader import grade_stdio
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]  # containers, seconds each
@@ -37,7 +38,8 @@ def sandbox(request, docker_image):
 
 def pooled_names() -> set[str]:
     listed = subprocess.run(["docker", "ps", "-a", "--filter", f"label={docker.POOL_LABEL}",
-                             "--format", "{{.Names}}"], capture_output=True, text=True)
+                             "--format", "{{.Names}}"], capture_output=True, text=True,
+                            check=True)
     return set(listed.stdout.split())
 
 
@@ -77,14 +79,14 @@ PROBE = ("import json, os\n"
 
 
 def test_nothing_passes_from_one_pooled_run_to_the_next(pooled):
-    first = pooled.spawn(["sh", "-c", "echo x > /tmp/left; echo y > mine; "
-                                      "(sleep 300 &) ; echo started"], limits=LIMITS)
+    script = "echo x > /tmp/left; echo y > mine; (sleep 300 &) ; echo started"
+    first = pooled.spawn(["sh", "-c", script], limits=LIMITS)
     out, _, _, _ = first.communicate()
     assert out == b"started\n" and first.container_id is not None
     first.close()
     second = pooled.spawn([pooled.python, "-I", "-S", "probe.py"], files={"probe.py": PROBE},
                           limits=LIMITS)
-    out, err, _, _ = second.communicate()
+    out, _, _, _ = second.communicate()
     second.close()
     assert second.container != first.container
     seen = json.loads(out)
@@ -118,9 +120,9 @@ def test_limits_hold_in_pooled_containers(pooled, humaneval):
            "    keep = [b'x' * 2**20 for _ in range(1024)]\n    return True\n")
     score = scorer.score(task, f"```python\n{hog}```")
     assert score.reward == 0.0 and score.verifier == "memory", score
-    net = pooled.run([pooled.python, "-I", "-S", "-c",
-                      "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), 2)\n"
-                      "    print('net')\nexcept OSError:\n    print('nonet')\n"], limits=LIMITS)
+    probe = ("import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), 2)\n"
+             "    print('net')\nexcept OSError:\n    print('nonet')\n")
+    net = pooled.run([pooled.python, "-I", "-S", "-c", probe], limits=LIMITS)
     assert net.stdout.strip() == "nonet" and net.isolation == "docker"
 
 
@@ -132,7 +134,7 @@ def test_pool_containers_are_removed_at_close(docker_image):
     for _ in range(100):  # wait for the replacements to be up
         if len(pool.idle) == 2:
             break
-        subprocess.run(["sleep", "0.2"])
+        time.sleep(0.2)
     mine = {name for name, _ in pool.idle}
     assert len(mine) == 2 and mine <= pooled_names()
     backend.close()
@@ -149,7 +151,7 @@ def test_pool_containers_are_removed_at_exit(docker_image):
             "while len(sb.pool(limits).idle) < 2:\n    time.sleep(0.2)\n"
             "print(' '.join(name for name, _ in sb.pool(limits).idle))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     names = set(done.stdout.split())
     assert len(names) == 2 and not names & pooled_names()
