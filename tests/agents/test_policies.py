@@ -192,3 +192,50 @@ def test_token_rollout_passes_the_tool_schemas_to_the_chat_template(tiny_model):
     episode = token_rollout(model, tokenizer, env, env.source[0], max_turns=2,
                             max_turn_tokens=4, max_total_tokens=120)
     assert "tool: look, submit" in tokenizer.decode(episode.prompt_ids)
+
+
+def test_fit_chat_keeps_the_task_and_the_newest_turns():
+    """A long episode is cut to the prompt budget: system message and task kept, the oldest
+    turns dropped first (with a note), and an overlong last turn keeps its tail."""
+    from rlvr_envs.agents.generation import encode, fit_chat, render_prompt
+    from rlvr_envs.agents.tiny import train_tiny_tokenizer
+
+    tok = train_tiny_tokenizer()
+
+    def length(chat):
+        return len(encode(tok, render_prompt(tok, chat)))
+
+    chat = [{"role": "system", "content": "tools: submit"}, {"role": "user", "content": "task"}]
+    for i in range(6):
+        chat += [{"role": "assistant", "content": f"call {i} " + "yes " * 20},
+                 {"role": "tool", "content": f"output {i} " + "no " * 20}]
+    assert fit_chat(tok, chat, length(chat)) == chat  # fits: unchanged
+    budget = length(chat[:2] + chat[-3:]) + 20
+    cut = fit_chat(tok, chat, budget)
+    assert length(cut) <= budget and cut[:2] == chat[:2] and cut[-1] == chat[-1]
+    assert "earlier message(s) left out" in cut[2]["content"] and len(cut) < len(chat)
+    tail = fit_chat(tok, chat[:2] + [{"role": "tool", "content": "no " * 400 + "END"}],
+                    length(chat[:2]) + 40)
+    assert length(tail) <= length(chat[:2]) + 40 and tail[-1]["content"].endswith("END")
+
+
+def test_hf_policy_cuts_long_prompts_and_sets_threads(tiny_model):
+    import torch
+
+    from rlvr_envs.agents.hf_policy import HFPolicy
+
+    before = torch.get_num_threads()
+    try:
+        policy = HFPolicy(str(tiny_model), max_prompt_tokens=60, threads=1)
+        chat = [{"role": "user", "content": "task"}] + [
+            {"role": "assistant" if i % 2 else "tool", "content": "yes no " * 30}
+            for i in range(8)]
+        out = policy.generate([chat], SamplingParams(max_completion_length=4, seed=0))[0][0]
+        assert len(out.extra["prompt_ids"]) <= 60 and torch.get_num_threads() == 1
+        # without a budget, the model's own context (1024) less the new tokens
+        assert HFPolicy(str(tiny_model)).prompt_budget(24) is None  # not loaded yet
+        assert policy.prompt_budget(24) == 60
+        policy.max_prompt_tokens = None
+        assert policy.prompt_budget(24) == 1000
+    finally:
+        torch.set_num_threads(before)
