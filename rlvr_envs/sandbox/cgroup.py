@@ -75,11 +75,17 @@ def memory_cgroup_available() -> bool:
     return available("memory")
 
 
-def _oom_kills(read, directory: str, version: str) -> int:
+def _read_file(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()
+
+
+def _oom_kills(directory: str | Path, version: str, read=_read_file) -> int:
     """How many times the group hit its limit: OOM kills plus charges that failed at the
     limit (a tmpfs or memfd write there fails without a kill). Read only for runs that failed,
     so a run that merely had page cache reclaimed at the limit is not misnamed. `read(path)`
     returns a file's text."""
+    directory = str(directory)
     try:
         if version == "v2":
             hits = 0
@@ -188,8 +194,7 @@ class RunCgroup:
 
     def _oom_count(self) -> int:
         directory = self.dirs.get("memory")
-        return _oom_kills(self._read, str(directory), self.version) if directory is not None \
-            else 0
+        return _oom_kills(directory, self.version, self._read) if directory is not None else 0
 
     def _fd(self, path: str | Path, flags: int = os.O_RDONLY) -> int:
         key = f"{path}:{flags}"
