@@ -1,4 +1,5 @@
-"""`rlvr sandbox ...`: build the Docker sandbox image, and report which backends work here."""
+"""`rlvr sandbox ...`: build the Docker sandbox image, report which backends work here, and
+remove the Docker pool containers that a finished process left behind."""
 
 from __future__ import annotations
 
@@ -61,3 +62,18 @@ def info_command() -> None:
               if memory_cgroup_available() else
               "no writable memory cgroup: RLIMIT_AS and tmpfs sizes carved from the budget")
     console.print(f"memory: {budget}")
+
+
+@app.command("cleanup")
+def cleanup_command(all_pools: bool = typer.Option(
+        False, "--all", help="also the pools of processes still running")) -> None:
+    """Remove the Docker backend's pre-started containers left by processes that are gone."""
+    from rlvr_envs.sandbox.docker import finish_removals, docker_problem, remove_orphans
+
+    problem = docker_problem()
+    if problem is not None:
+        console.print(f"[red]Docker is unavailable: {problem}[/]")
+        raise typer.Exit(1)
+    removed = remove_orphans(everything=all_pools)
+    finish_removals()
+    console.print(f"removed {len(removed)} pooled container(s)")
