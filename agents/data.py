@@ -10,10 +10,15 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.core.task import Task
 from rlvr_envs.rewards.trl import task_from_column as task_of  # noqa: F401 - re-exported
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+    from rlvr_envs.core.scoring import Scorer
 
 
 class EnvDataError(ValueError):
@@ -31,7 +36,7 @@ class TaskRow:
                 "task_id": self.task.id}
 
 
-def env_scorer(env: Any, env_id: str = "the env") -> Any:
+def env_scorer(env: gym.Env, env_id: str = "the env") -> Scorer:
     """The env's scorer (`env.unwrapped.scorer`), or a clear error."""
     scorer = getattr(env.unwrapped, "scorer", None)
     if scorer is None or not callable(getattr(scorer, "score", None)):
@@ -41,7 +46,7 @@ def env_scorer(env: Any, env_id: str = "the env") -> Any:
     return scorer
 
 
-def _finite_tasks(env: Any) -> list[Task] | None:
+def _finite_tasks(env: gym.Env) -> list[Task] | None:
     source = getattr(env.unwrapped, "source", None)
     try:
         return list(source) if source is not None else None
@@ -49,7 +54,7 @@ def _finite_tasks(env: Any) -> list[Task] | None:
         return None
 
 
-def collect_tasks(env: Any, count: int, *, seed: int = 0, exclude: set[str] | None = None,
+def collect_tasks(env: gym.Env, count: int, *, seed: int = 0, exclude: set[str] | None = None,
                   env_id: str = "the env") -> list[Task]:
     """Up to `count` distinct tasks: a shuffled slice of a finite list, or procedural tasks
     drawn with seeds seed, seed+1, ... (skipping ids in `exclude`)."""
@@ -80,7 +85,7 @@ def collect_tasks(env: Any, count: int, *, seed: int = 0, exclude: set[str] | No
     return list(tasks.values())
 
 
-def split_tasks(env: Any, train: int, held_out: int, *, seed: int = 0, env_id: str = "the env"
+def split_tasks(env: gym.Env, train: int, held_out: int, *, seed: int = 0, env_id: str = "the env"
                 ) -> tuple[list[Task], list[Task]]:
     """Disjoint train and held-out tasks (held-out drawn first, from seeds far from train's)."""
     evaluation = collect_tasks(env, held_out, seed=seed + 1_000_003, env_id=env_id) if held_out else []
@@ -89,7 +94,7 @@ def split_tasks(env: Any, train: int, held_out: int, *, seed: int = 0, env_id: s
     return training, evaluation
 
 
-def task_rows(env: Any, tasks: list[Task], *, env_id: str = "the env") -> list[TaskRow]:
+def task_rows(env: gym.Env, tasks: list[Task], *, env_id: str = "the env") -> list[TaskRow]:
     """Each task with the chat messages the env shows for it (and its tool schemas, if any)."""
     rows = []
     for task in tasks:

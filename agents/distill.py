@@ -164,9 +164,9 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
                 output_dir=str(run.path / "experts" / name), train_tasks=settings.train_tasks,
                 eval_tasks=0, rounds=settings.expert_rounds,
                 samples_per_task=settings.samples_per_task,
-                max_new_tokens=settings.max_completion_length, temperature=settings.temperature,
-                learning_rate=settings.sft_learning_rate, seed=settings.seed,
-                device=settings.device, dtype=settings.dtype))
+                max_completion_length=settings.max_completion_length,
+                temperature=settings.temperature, learning_rate=settings.sft_learning_rate,
+                seed=settings.seed, device=settings.device, dtype=settings.dtype))
             fam["expert_path"] = str(Path(result["run_dir"]) / "final")
         else:
             fam["expert_path"] = spec.expert
@@ -175,7 +175,8 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
     student, tokenizer = load_model_and_tokenizer(settings.student, device)
     for name, fam in families.items():
         report[name]["student_before"] = score_model(
-            student, tokenizer, fam["eval"], fam["scorer"], max_new_tokens=settings.max_completion_length)
+            student, tokenizer, fam["eval"], fam["scorer"],
+            max_completion_length=settings.max_completion_length)
 
     # 2. verified traces (reused only when sampled with these experts and settings, and not empty)
     stages = Stages(run.path / "stages.json")
@@ -195,8 +196,8 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
             torch.manual_seed(settings.seed)
             kept, _ = verified_samples(
                 expert, expert_tok, fam["train"], fam["scorer"], k=settings.samples_per_task,
-                max_new_tokens=settings.max_completion_length, temperature=settings.temperature,
-                max_kept_per_task=settings.samples_per_task)
+                max_completion_length=settings.max_completion_length,
+                temperature=settings.temperature, max_kept_per_task=settings.samples_per_task)
             traces += [{"family": name, "messages": r.messages, "completion": text}
                        for r, text in kept]
         if not traces:
@@ -267,9 +268,9 @@ def train_distill(settings: DistillSettings) -> dict[str, Any]:
     for name, fam in families.items():
         expert, expert_tok = load_model_and_tokenizer(fam["expert_path"], device)
         report[name]["expert"] = score_model(expert, expert_tok, fam["eval"], fam["scorer"],
-                                             max_new_tokens=settings.max_completion_length)
-        report[name]["student_after"] = score_model(student, tokenizer, fam["eval"],
-                                                    fam["scorer"],
-                                                    max_new_tokens=settings.max_completion_length)
+                                             max_completion_length=settings.max_completion_length)
+        report[name]["student_after"] = score_model(
+            student, tokenizer, fam["eval"], fam["scorer"],
+            max_completion_length=settings.max_completion_length)
     (run.path / "report.json").write_text(json.dumps(report, indent=2))
     return {"run_dir": str(run.path), "student": str(final_path), "report": report}

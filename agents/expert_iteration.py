@@ -9,20 +9,25 @@ the sampled pass rate ("reward"), how many verified completions were kept, held-
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.agents.settings import ExpertIterationSettings, prepare_env_run
 
+if TYPE_CHECKING:
+    from rlvr_envs.agents.data import TaskRow
 
-def verified_samples(model: Any, tokenizer: Any, rows: list[Any], scorer: Any, *, k: int,
-                     max_new_tokens: int, temperature: float, max_kept_per_task: int
-                     ) -> tuple[list[tuple[Any, str]], float]:
+    from rlvr_envs.core.scoring import Scorer
+
+
+def verified_samples(model: Any, tokenizer: Any, rows: list[TaskRow], scorer: Scorer, *, k: int,
+                     max_completion_length: int, temperature: float, max_kept_per_task: int
+                     ) -> tuple[list[tuple[TaskRow, str]], float]:
     """(row, text) pairs of distinct verified-correct samples, and the sampled pass rate."""
     from rlvr_envs.agents.generation import sample_chats
 
     groups = sample_chats(model, tokenizer, [r.messages for r in rows], n=k,
-                          max_new_tokens=max_new_tokens, temperature=temperature)
-    kept: list[tuple[Any, str]] = []
+                          max_completion_length=max_completion_length, temperature=temperature)
+    kept: list[tuple[TaskRow, str]] = []
     correct = total = 0
     for row, group in zip(rows, groups):
         texts = [s.text for s in group]
@@ -39,7 +44,6 @@ def verified_samples(model: Any, tokenizer: Any, rows: list[Any], scorer: Any, *
 
 def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
     import torch
-
     from rlvr_envs.agents.data import require_answers, task_rows
     from rlvr_envs.agents.evaluate import score_model
     from rlvr_envs.agents.models import DeviceSettings, load_model_and_tokenizer
@@ -56,13 +60,14 @@ def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
     model, tokenizer = load_model_and_tokenizer(last[1] if last else settings.model, device)
     run.truncate_log(start)
     if eval_rows and "before" not in run.read_eval():
-        run.write_eval({"before": score_model(model, tokenizer, eval_rows, scorer,
-                                              max_new_tokens=settings.max_completion_length)})
+        run.write_eval({"before": score_model(
+            model, tokenizer, eval_rows, scorer,
+            max_completion_length=settings.max_completion_length)})
     for round_index in range(start + 1, settings.rounds + 1):
         torch.manual_seed(settings.seed * 1_000_003 + round_index)
         kept, pass_rate = verified_samples(
             model, tokenizer, train_rows, scorer, k=settings.samples_per_task,
-            max_new_tokens=settings.max_completion_length, temperature=settings.temperature,
+            max_completion_length=settings.max_completion_length, temperature=settings.temperature,
             max_kept_per_task=settings.max_kept_per_task)
         random.Random(settings.seed + round_index).shuffle(kept)
         if kept:
@@ -75,8 +80,9 @@ def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
                             gradient_checkpointing=settings.gradient_checkpointing)
         record = {"step": round_index, "reward": pass_rate, "kept": len(kept)}
         if eval_rows:
-            record["held_out"] = score_model(model, tokenizer, eval_rows, scorer,
-                                             max_new_tokens=settings.max_completion_length)["reward"]
+            record["held_out"] = score_model(
+                model, tokenizer, eval_rows, scorer,
+                max_completion_length=settings.max_completion_length)["reward"]
         run.log(record)
         checkpoint = run.path / f"checkpoint-{round_index}"
         model.save_pretrained(checkpoint)
@@ -85,7 +91,8 @@ def train_expert_iteration(settings: ExpertIterationSettings) -> dict[str, Any]:
     model.save_pretrained(run.final_path)
     tokenizer.save_pretrained(run.final_path)
     if eval_rows:
-        run.write_eval({"after": score_model(model, tokenizer, eval_rows, scorer,
-                                             max_new_tokens=settings.max_completion_length)})
+        run.write_eval({"after": score_model(
+            model, tokenizer, eval_rows, scorer,
+            max_completion_length=settings.max_completion_length)})
     return {"run_dir": str(run.path), "steps": settings.rounds, "resumed": start > 0,
             "eval": run.read_eval()}

@@ -32,7 +32,7 @@ def encode(tokenizer: Any, text: str) -> list[int]:
 
 
 def sample_from_ids(model: Any, tokenizer: Any, prompts: Sequence[Sequence[int]], *, n: int = 1,
-                    max_new_tokens: int = 64, temperature: float = 1.0, top_p: float = 1.0,
+                    max_completion_length: int = 64, temperature: float = 1.0, top_p: float = 1.0,
                     ) -> list[list[Sample]]:
     """`n` samples per prompt (token-id lists); temperature 0 means greedy."""
     import torch
@@ -50,7 +50,7 @@ def sample_from_ids(model: Any, tokenizer: Any, prompts: Sequence[Sequence[int]]
     # rows repeated n times (not num_return_sequences, which greedy decoding refuses)
     input_ids = input_ids.repeat_interleave(n, dim=0)
     attention = attention.repeat_interleave(n, dim=0)
-    kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=not greedy,
+    kwargs: dict[str, Any] = dict(max_new_tokens=max_completion_length, do_sample=not greedy,
                                   return_dict_in_generate=True,
                                   output_scores=True, pad_token_id=pad_id, eos_token_id=eos_id)
     if not greedy:
@@ -83,9 +83,46 @@ def sample_from_ids(model: Any, tokenizer: Any, prompts: Sequence[Sequence[int]]
     return results
 
 
+def fit_chat(tokenizer: Any, messages: Sequence[dict[str, Any]], max_tokens: int
+             ) -> list[dict[str, Any]]:
+    """The conversation cut to at most `max_tokens` prompt tokens, as a long multi-turn
+    episode must be for a model with a short context: the system message and the first user
+    message (the task) stay, the oldest later turns go first, a note says how many were left
+    out; if the task and the latest turn alone are too long, the latest turn keeps its tail."""
+    chat = [dict(m) for m in messages]
+
+    def length(candidate: Sequence[dict[str, Any]]) -> int:
+        return len(encode(tokenizer, render_prompt(tokenizer, candidate)))
+
+    if length(chat) <= max_tokens:
+        return chat
+    head = 0
+    while head < len(chat) and chat[head].get("role") != "user":
+        head += 1
+    head = min(head + 1, len(chat))  # the system message(s) and the task
+    kept, dropped = chat[head:], 0
+    while len(kept) > 1:
+        note = [{"role": "user", "content": f"[{dropped} earlier message(s) left out]"}] \
+            if dropped else []
+        if length(chat[:head] + note + kept) <= max_tokens:
+            return chat[:head] + note + kept
+        kept, dropped = kept[1:], dropped + 1
+    note = [{"role": "user", "content": f"[{dropped} earlier message(s) left out]"}] \
+        if dropped else []
+    last = dict(kept[0]) if kept else {"role": "user", "content": ""}
+    text = str(last.get("content", ""))
+    while text and length(chat[:head] + note + [last | {"content": text}]) > max_tokens:
+        text = text[len(text) // 4 or 1:]  # keep the tail: the newest output is at the end
+    return chat[:head] + note + [last | {"content": text}]
+
+
 def sample_chats(model: Any, tokenizer: Any, chats: Sequence[Sequence[dict[str, Any]]], *,
-                 batch_size: int = 16, **kwargs: Any) -> list[list[Sample]]:
-    """`sample_from_ids` for chat conversations, in batches of `batch_size` prompts."""
+                 batch_size: int = 16, max_prompt_tokens: int | None = None,
+                 **kwargs: Any) -> list[list[Sample]]:
+    """`sample_from_ids` for chat conversations, in batches of `batch_size` prompts; with
+    `max_prompt_tokens`, each conversation is first cut to fit (`fit_chat`)."""
+    if max_prompt_tokens is not None:
+        chats = [fit_chat(tokenizer, chat, max_prompt_tokens) for chat in chats]
     prompts = [encode(tokenizer, render_prompt(tokenizer, chat)) for chat in chats]
     results: list[list[Sample]] = []
     for start in range(0, len(prompts), batch_size):

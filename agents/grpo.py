@@ -78,7 +78,7 @@ def build_trainer(settings: GRPOSettings, *, group_rewards: Sequence[Callable[..
         rollout_func = multi_turn_rollout_func(
             lambda: rlvr_envs.make(settings.env_id, **settings.env_kwargs),
             {prompt_key(r.messages): r.task for r in train_rows}, max_turns=settings.max_turns,
-            max_new_tokens=settings.max_completion_length)
+            max_turn_tokens=settings.max_completion_length)
     else:
         if any(r.tools for r in train_rows):
             raise EnvDataError(f"{settings.env_id} is a tool-calling env (its reset info has "
@@ -114,9 +114,9 @@ def held_out_scores(settings: GRPOSettings, model: Any, parts: dict[str, Any]) -
     if settings.multi_turn:
         return score_model_multi_turn(model, parts["tokenizer"], parts["eval_rows"], parts["env"],
                                       max_turns=settings.max_turns,
-                                      max_new_tokens=settings.max_completion_length)
+                                      max_turn_tokens=settings.max_completion_length)
     return score_model(model, parts["tokenizer"], parts["eval_rows"], parts["scorer"],
-                       max_new_tokens=settings.max_completion_length)
+                       max_completion_length=settings.max_completion_length)
 
 
 def train_grpo(settings: GRPOSettings, *, group_rewards: Sequence[Callable[..., Any]] = (),

@@ -17,10 +17,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rlvr_envs.core.policy import Policy, SamplingParams
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+    from rlvr_envs.core.task import Task
 
 TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 
@@ -60,12 +66,13 @@ class Episode:
         return dict(self.info.get("reward_breakdown") or {})
 
 
-def run_tool_loop(policy: Policy, env: Any, task: Any = None, *, max_turns: int = 16,
+def run_tool_loop(policy: Policy, env: gym.Env, task: Task | Mapping[str, Any] | str | None = None,
+                  *, max_turns: int = 16,
                   params: SamplingParams | None = None, observation_role: str = "tool",
                   seed: int | None = None) -> Episode:
     """Play one episode: the policy writes a turn, the env answers, until the env ends it or
     `max_turns` pass (then the episode counts as truncated, reward as the env last gave)."""
-    params = params or SamplingParams(max_new_tokens=512)
+    params = params or SamplingParams(max_completion_length=512)
     options = {"task": task} if task is not None else None
     _, info = env.reset(seed=seed, options=options)
     messages = [dict(m) for m in info["messages"]]
@@ -73,7 +80,8 @@ def run_tool_loop(policy: Policy, env: Any, task: Any = None, *, max_turns: int 
     for _ in range(max_turns):
         completion = policy.generate([messages], SamplingParams(
             temperature=params.temperature, top_p=params.top_p,
-            max_new_tokens=params.max_new_tokens, n=1, seed=params.seed, stop=params.stop))[0][0]
+            max_completion_length=params.max_completion_length, n=1, seed=params.seed,
+            stop=params.stop))[0][0]
         messages.append({"role": "assistant", "content": completion.text})
         observation, reward, terminated, truncated, info = env.step(completion.text)
         episode.turns += 1
@@ -115,10 +123,13 @@ def _closing_after_content(tokenizer: Any, messages: list[dict[str, Any]],
     return rendered[rendered.index(marker) + len(marker):]
 
 
-def token_rollout(model: Any, tokenizer: Any, env: Any, task: Any, *, max_turns: int = 8,
-                  max_new_tokens: int = 64, max_total_tokens: int = 256, temperature: float = 1.0,
-                  top_p: float = 1.0, observation_role: str = "tool") -> TokenEpisode:
-    """Play one episode with a local model, keeping the exact sampled tokens."""
+def token_rollout(model: Any, tokenizer: Any, env: gym.Env, task: Task, *, max_turns: int = 8,
+                  max_turn_tokens: int = 64, max_total_tokens: int = 256,
+                  temperature: float = 1.0, top_p: float = 1.0,
+                  observation_role: str = "tool") -> TokenEpisode:
+    """Play one episode with a local model, keeping the exact sampled tokens: at most
+    `max_turn_tokens` per model turn, `max_total_tokens` (the episode's completion, model and
+    env tokens) in all."""
     from rlvr_envs.agents.generation import encode, render_prompt, sample_from_ids
 
     _, info = env.reset(options={"task": task})
@@ -135,7 +146,7 @@ def token_rollout(model: Any, tokenizer: Any, env: Any, task: Any, *, max_turns:
         if budget <= 0:
             break
         sample = sample_from_ids(model, tokenizer, [prompt_ids + ids], n=1,
-                                 max_new_tokens=min(max_new_tokens, budget),
+                                 max_completion_length=min(max_turn_tokens, budget),
                                  temperature=temperature, top_p=top_p)[0][0]
         ids += sample.completion_ids
         mask += [1] * len(sample.completion_ids)
@@ -167,8 +178,8 @@ def token_rollout(model: Any, tokenizer: Any, env: Any, task: Any, *, max_turns:
                         "\n".join(texts))
 
 
-def multi_turn_rollout_func(env_factory: Any, tasks_by_prompt: dict[str, Any], *,
-                            max_turns: int = 8, max_new_tokens: int = 64,
+def multi_turn_rollout_func(env_factory: Callable[[], gym.Env], tasks_by_prompt: dict[str, Task],
+                            *, max_turns: int = 8, max_turn_tokens: int = 64,
                             observation_role: str = "tool"):
     """A TRL GRPO `rollout_func(prompts, trainer)` that plays each prompt's task in a fresh
     env (one completion per prompt row; the sampler already repeats each prompt G times)."""
@@ -186,7 +197,7 @@ def multi_turn_rollout_func(env_factory: Any, tasks_by_prompt: dict[str, Any], *
                 if key not in tasks_by_prompt:
                     raise KeyError("rollout_func got a prompt that is not in the training set")
                 episode = token_rollout(model, tokenizer, env, tasks_by_prompt[key],
-                                        max_turns=max_turns, max_new_tokens=max_new_tokens,
+                                        max_turns=max_turns, max_turn_tokens=max_turn_tokens,
                                         max_total_tokens=trainer.max_completion_length,
                                         temperature=trainer.temperature or 1.0,
                                         top_p=trainer.top_p, observation_role=observation_role)

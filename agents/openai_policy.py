@@ -40,7 +40,7 @@ class OpenAIChatPolicy:
     def _request(self, messages: Messages, params: SamplingParams) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": list(messages), "n": params.n,
                                    "temperature": params.temperature, "top_p": params.top_p,
-                                   "max_tokens": params.max_new_tokens}
+                                   "max_tokens": params.max_completion_length}
         if params.seed is not None:
             request["seed"] = params.seed
         if params.stop:

@@ -142,8 +142,9 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
         start = int(state["update"])
     run.truncate_log(start)
     if eval_rows and "before" not in run.read_eval():
-        run.write_eval({"before": score_model(reference, tokenizer, eval_rows, scorer,
-                                              max_new_tokens=settings.max_completion_length)})
+        run.write_eval({"before": score_model(
+            reference, tokenizer, eval_rows, scorer,
+            max_completion_length=settings.max_completion_length)})
 
     def checkpoint_if_due(update: int) -> None:
         if update % settings.save_steps == 0 or update == settings.total_updates:
@@ -156,7 +157,7 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
         torch.manual_seed(settings.seed * 1_000_003 + update)
         groups = sample_chats(agent.policy, tokenizer, [r.messages for r in rows],
                               n=settings.samples_per_prompt,
-                              max_new_tokens=settings.max_completion_length,
+                              max_completion_length=settings.max_completion_length,
                               temperature=settings.temperature)
         samples = [s for g in groups for s in g]
         tasks = [r.task for r in rows for _ in range(settings.samples_per_prompt)]
@@ -236,7 +237,8 @@ def train_ppo(settings: PPOSettings) -> dict[str, Any]:
 
     save_checkpoint(run.final_path, agent, tokenizer, optimizer, settings.total_updates)
     if eval_rows:
-        run.write_eval({"after": score_model(agent.policy, tokenizer, eval_rows, scorer,
-                                             max_new_tokens=settings.max_completion_length)})
+        run.write_eval({"after": score_model(
+            agent.policy, tokenizer, eval_rows, scorer,
+            max_completion_length=settings.max_completion_length)})
     return {"run_dir": str(run.path), "steps": settings.total_updates, "resumed": start > 0,
             "eval": run.read_eval()}

@@ -15,11 +15,15 @@ import importlib
 import inspect
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr_envs.agents.scripted import SCRIPTED_POLICIES
 from rlvr_envs.core.policy import Completion, Messages, Policy, SamplingParams
 from rlvr_envs.core.prompts import render_plain
+
+if TYPE_CHECKING:
+    from rlvr_envs.core.scoring import Scorer
+    from rlvr_envs.core.task import Task
 
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -36,7 +40,8 @@ class FunctionPolicy:
         self.function, self.name = function, name
 
     def generate(self, batch: Sequence[Messages], params: SamplingParams, *,
-                 tasks: Any = None, scorers: Any = None) -> list[list[Completion]]:
+                 tasks: Sequence[Task] | None = None,
+                 scorers: Sequence[Scorer] | None = None) -> list[list[Completion]]:
         return [[Completion(str(self.function(render_plain(messages))))
                  for _ in range(params.n)] for messages in batch]
 

@@ -35,7 +35,7 @@ def scorer_components(scorer: Scorer) -> list[str]:
 class ScoreCache:
     """Scores (task, completion) pairs through the scorer, once each (bounded LRU)."""
 
-    def __init__(self, scorer: Any, max_items: int = 4096):
+    def __init__(self, scorer: Scorer, max_items: int = 4096):
         self.scorer, self.max_items = scorer, max_items
         self._cache: OrderedDict[tuple[str, str], Score] = OrderedDict()
 
@@ -78,7 +78,7 @@ class ComponentReward:
         return [float(s.breakdown.get(self.__name__, 0.0)) for s in scores]
 
 
-def component_reward_funcs(scorer: Any) -> list[ComponentReward]:
+def component_reward_funcs(scorer: Scorer) -> list[ComponentReward]:
     """One TRL reward function per component of the scorer's breakdown (one shared cache)."""
     cache = ScoreCache(scorer)
     names = scorer_components(scorer)
@@ -135,7 +135,7 @@ def group_reward_funcs(functions: Sequence[GroupRewardFn]) -> list[Callable[...,
     return adapted
 
 
-def group_reward_from_spec(spec: str, scorer: Any) -> GroupRewardFn:
+def group_reward_from_spec(spec: str, scorer: Scorer) -> GroupRewardFn:
     """`module:function`, or `module:Class{"json": "kwargs"}` built as `Class(scorer, **kwargs)`
     with the env's scorer (e.g. `rlvr_envs.rewards.trl:KimiGroupPenalty{"warmup_steps": 10}`)."""
     import json

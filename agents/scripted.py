@@ -1,5 +1,6 @@
 """Scripted policies for audits and tests: gold (states the gold answer), null (says nothing),
-random (random text). They need no model and no torch."""
+random (random text), and for repo tasks revert-search (a real search baseline through the
+env's tools: `rlvr_envs.tasks.repo.baseline`). They need no model and no torch."""
 
 from __future__ import annotations
 
@@ -68,4 +69,12 @@ class RandomPolicy:
         return [[one() for _ in range(params.n)] for _ in batch]
 
 
-SCRIPTED_POLICIES = {"gold": GoldPolicy, "null": NullPolicy, "random": RandomPolicy}
+def RevertSearchPolicy(**kwargs):  # noqa: N802 - a policy class, loaded on first use
+    """The revert-search baseline of repo tasks (`rlvr_envs.tasks.repo.baseline`)."""
+    from rlvr_envs.tasks.repo.baseline import RevertSearchPolicy as policy
+
+    return policy(**kwargs)
+
+
+SCRIPTED_POLICIES = {"gold": GoldPolicy, "null": NullPolicy, "random": RandomPolicy,
+                     "revert-search": RevertSearchPolicy}

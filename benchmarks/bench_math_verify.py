@@ -9,11 +9,13 @@ round sees every completion for the first time. math-verify is used as a grader 
 it: parse(gold) with $…$ around it, parse(completion), verify(gold, answer).
 
 Printed, side by side: agreement with the labels, false positives (accepted, label wrong)
-and false negatives, per category and overall; throughput in cases/s (median over rounds)
-on all cases and on the cases that reach our symbolic path (both graders timed on that same
-subset), the fraction of cases that reach it, and the worst per-case latency (the largest of
-the per-case medians over rounds), and the CPU time per symbolic case (this process plus our
-workers), which a loaded machine's scheduling does not change. Ours is timed one call at a
+and false negatives, per category and overall; throughput in cases/s on all cases (median
+over rounds of a pass) and on the cases that reach our symbolic path (sympy, in a worker:
+both graders timed on that same subset, each case's median over rounds, summed), with the
+milliseconds per symbolic case of both, the fraction of cases that reach it, the worst
+per-case latency (the largest of the per-case medians over rounds), and the CPU time per
+symbolic case (this process plus our workers), which a loaded machine's scheduling does not
+change. Ours is timed one call at a
 time (`verify_math`) and as one batch (`verify_batch`). With `--hogs N`, N busy-loop processes are started and our
 verdicts are taken again: the number that change is printed (the target is 0).
 
@@ -234,6 +236,9 @@ def main() -> None:
         print(f"{name:<22}{agree / n:>10.2%}{fp:>5}{fn:>5}{rate(n, seconds):>10}"
               f"{rate(len(symbolic), sym_seconds):>18}{worst:>10}")
     print(f"\ncases reaching our symbolic path: {len(symbolic)} of {n} ({len(symbolic) / n:.1%})")
+    if symbolic:
+        print(f"wall ms per symbolic case (median per case): ours {sym_ours / len(symbolic) * 1e3:.1f}, "
+              f"math-verify {sym_mv / len(symbolic) * 1e3:.1f}")
     print(f"throughput ratio ours / math-verify: all cases {mv_s / ours_s:.1f}x "
           f"(batch {mv_s / batch_s:.1f}x)", end="")
     if symbolic:

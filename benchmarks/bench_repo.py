@@ -1,7 +1,7 @@
 """Reset, bash-step and grade latencies of rlvr/RepoEdit-v0 per sandbox backend (median, p90).
 
     .venv/bin/python benchmarks/bench_repo.py [--resets 20] [--grades 5] [--steps 30] \
-        [--backends local,bwrap,docker,local-unsafe]
+        [--backends bwrap,local,docker,local-unsafe]
 
 bash step = one `bash` tool call (`true`) through `env.step`: wrapper, sandbox, leftover
 kill; on Docker it runs in the episode's long-lived container. The peer is a fresh
@@ -29,6 +29,7 @@ from rlvr_envs.tasks.repo.env import RepoEditEnv
 from rlvr_envs.tasks.repo.snapshot import BASE_TREES
 
 from rlvr_envs.core.multiturn import run_episode
+from rlvr_envs.sandbox import BACKEND_CLASSES
 
 TASKS = ("minicalc-associativity", "toolz-1.2.0/swapped_arguments/toolz/itertoolz.py:239")
 
@@ -93,7 +94,8 @@ def main() -> None:
     parser.add_argument("--resets", type=int, default=20)
     parser.add_argument("--grades", type=int, default=5)
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--backends", default="local,bwrap,docker,local-unsafe")
+    parser.add_argument("--backends", default=",".join(BACKEND_CLASSES),
+                        help="comma-separated sandbox backends (default: all)")
     args = parser.parse_args()
     rows, local_grade, step_rows = [], {}, []
     for backend in args.backends.split(","):

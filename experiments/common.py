@@ -78,7 +78,7 @@ def start_model(model: str, out: Path, env_kwargs: dict, seed: int, *, train_tas
 
 
 def held_out_suite(out: Path, env_kwargs: dict, seed: int, train_tasks: int,
-                   eval_tasks: int, max_new_tokens: int) -> Path:
+                   eval_tasks: int, max_completion_length: int) -> Path:
     """A suite file pinning the held-out tasks of the trainers' own split (never trained on):
     greedy, one sample each."""
     import rlvr_envs
@@ -89,7 +89,7 @@ def held_out_suite(out: Path, env_kwargs: dict, seed: int, train_tasks: int,
     assert not {t.id for t in train} & {t.id for t in held}
     suite = {"name": f"arithmetic-held-out-s{seed}", "n": 1, "k": [1], "batch_size": 16,
              "description": "held-out rlvr/Arithmetic-v0 tasks of the experiments' split",
-             "sampling": {"temperature": 0.0, "max_new_tokens": max_new_tokens},
+             "sampling": {"temperature": 0.0, "max_completion_length": max_completion_length},
              "entries": [{"env": ENV_ID, "name": "arithmetic", "kwargs": env_kwargs,
                           "tasks": [t.source_id or t.id for t in held]}]}
     path = out / f"held-out-s{seed}.json"
@@ -184,7 +184,7 @@ def grpo_arm(model: str, run_dir: Path, env_kwargs: dict, seed: int, args: Any,
                     train_tasks=args.train_tasks, eval_tasks=args.eval_tasks,
                     max_steps=args.steps, prompts_per_step=args.prompts_per_step,
                     num_generations=args.num_generations,
-                    max_completion_length=args.max_new_tokens, learning_rate=args.lr,
+                    max_completion_length=args.max_completion_length, learning_rate=args.lr,
                     save_steps=max(args.steps, 1), seed=seed, device=args.device)
     settings.update(overrides)
     result = train_grpo(GRPOSettings(**settings))
@@ -201,7 +201,7 @@ def grpo_parser(description: str, name: str, steps: int = 30) -> argparse.Argume
     p.add_argument("--eval-tasks", type=int, default=32)
     p.add_argument("--prompts-per-step", type=int, default=4)
     p.add_argument("--num-generations", type=int, default=8)
-    p.add_argument("--max-new-tokens", type=int, default=128)
+    p.add_argument("--max-completion-length", "--max-new-tokens", type=int, default=128)
     p.add_argument("--lr", type=float, default=1e-5)
     return p
 

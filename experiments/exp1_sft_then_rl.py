@@ -27,7 +27,7 @@ def main() -> None:
     p.add_argument("--ei-rounds", type=int, default=2)
     p.add_argument("--samples-per-task", type=int, default=8)
     p.add_argument("--grpo-steps", type=int, default=20)
-    p.add_argument("--max-new-tokens", type=int, default=96)
+    p.add_argument("--max-completion-length", "--max-new-tokens", type=int, default=96)
     p.add_argument("--sft-lr", type=float, default=2e-5)
     p.add_argument("--rl-lr", type=float, default=1e-5)
     p.add_argument("--sft-epochs", type=float, default=1.0,
@@ -56,15 +56,15 @@ def main() -> None:
                                    warmup_epochs=args.tiny_warmup_epochs,
                                    train_tasks=args.train_tasks, eval_tasks=args.eval_tasks)
         suite = common.held_out_suite(out, env_kwargs, seed, args.train_tasks, args.eval_tasks,
-                                      args.max_new_tokens)
+                                      args.max_completion_length)
         evals = out / "evals"
         before = common.rlvr_eval(start, suite, evals, f"before-s{seed}")
         ei = train_expert_iteration(ExpertIterationSettings(
             env_id=common.ENV_ID, env_kwargs=env_kwargs, model=start,
             output_dir=str(out / f"ei-s{seed}"), train_tasks=args.train_tasks, eval_tasks=0,
             rounds=args.ei_rounds, samples_per_task=args.samples_per_task,
-            max_completion_length=args.max_new_tokens, learning_rate=args.sft_lr, seed=seed,
-            sft_epochs=args.sft_epochs, batch_size=args.sft_batch_size,
+            max_completion_length=args.max_completion_length, learning_rate=args.sft_lr,
+            seed=seed, sft_epochs=args.sft_epochs, batch_size=args.sft_batch_size,
             temperature=args.temperature, device=args.device))
         sft_path = str(Path(ei["run_dir"]) / "final")
         after_sft = common.rlvr_eval(sft_path, suite, evals, f"after-sft-s{seed}")
@@ -73,7 +73,7 @@ def main() -> None:
             env_id=common.ENV_ID, env_kwargs=env_kwargs, model=sft_path,
             output_dir=str(grpo_dir), train_tasks=args.train_tasks, eval_tasks=0,
             max_steps=args.grpo_steps, prompts_per_step=4, num_generations=8,
-            max_completion_length=args.max_new_tokens, learning_rate=args.rl_lr,
+            max_completion_length=args.max_completion_length, learning_rate=args.rl_lr,
             temperature=args.temperature, save_steps=max(args.grpo_steps, 1), seed=seed,
             device=args.device))
         after_rl = common.rlvr_eval(str(grpo_dir / "final"), suite, evals, f"after-rl-s{seed}")

@@ -28,7 +28,8 @@ def estimate_pass_rates(model: str, out: Path, env_kwargs: dict, seed: int, args
     rlvr = Path(sys.executable).with_name("rlvr")
     cmd = [str(rlvr), "difficulty", "estimate", "--env", common.ENV_ID, "--policy", model,
            "-k", str(args.k), "--tasks", str(args.pool), "--seed", str(seed), "--out", str(path),
-           "--env-kwargs", json.dumps(env_kwargs), "--max-new-tokens", str(args.max_new_tokens)]
+           "--env-kwargs", json.dumps(env_kwargs),
+           "--max-completion-length", str(args.max_completion_length)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"rlvr difficulty estimate failed: {' '.join(cmd)}\n"

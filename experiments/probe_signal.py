@@ -5,7 +5,7 @@ marks it correct, how many prompts have at least one correct sample (groups with
 for GRPO, kept samples for expert iteration) and the generation speed in tokens/s.
 
 Run: .venv/bin/python experiments/probe_signal.py --model smollm2-135m --setting 1.0:96 0:48
-(each setting is TEMPERATURE:MAX_NEW_TOKENS; temperature 0 is greedy, one sample per prompt)
+(each setting is TEMPERATURE:MAX_COMPLETION_LENGTH; temperature 0: greedy, one sample a prompt)
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ def main() -> None:
     p.add_argument("--prompts", type=int, default=16)
     p.add_argument("--samples", type=int, default=4, help="samples per prompt (sampled settings)")
     p.add_argument("--setting", nargs="+", default=["1.0:96", "0:48"],
-                   help="TEMPERATURE:MAX_NEW_TOKENS, one run each")
+                   help="TEMPERATURE:MAX_COMPLETION_LENGTH, one run each")
     p.add_argument("--task-seed", type=int, default=123, help="reset seed of the first task")
     args = p.parse_args()
-    import rlvr_envs
     from rlvr_envs.agents.data import collect_tasks, env_scorer, task_rows
     from rlvr_envs.agents.generation import sample_chats
     from rlvr_envs.agents.models import DeviceSettings, load_model_and_tokenizer
+
+    import rlvr_envs
 
     env_kwargs = json.loads(args.env_kwargs)
     env = rlvr_envs.make(common.ENV_ID, **env_kwargs)
@@ -42,11 +43,11 @@ def main() -> None:
                                warmup_epochs=args.tiny_warmup_epochs)
     model, tokenizer = load_model_and_tokenizer(start, DeviceSettings(args.device))
     for setting in args.setting:
-        temperature, max_new_tokens = float(setting.split(":")[0]), int(setting.split(":")[1])
+        temperature, length = float(setting.split(":")[0]), int(setting.split(":")[1])
         n = 1 if temperature == 0 else args.samples
         started = time.time()
         groups = sample_chats(model, tokenizer, [r.messages for r in rows], n=n,
-                              max_new_tokens=max_new_tokens, temperature=temperature)
+                              max_completion_length=length, temperature=temperature)
         seconds = time.time() - started
         texts = [[s.text for s in g] for g in groups]
         correct = [[bool(s.correct) for s in scorer.score_batch([r.task] * len(t), t)]
@@ -54,7 +55,7 @@ def main() -> None:
         samples = sum(len(t) for t in texts)
         tokens = sum(len(s.completion_ids) for g in groups for s in g)
         print(json.dumps({
-            "model": args.model, "temperature": temperature, "max_new_tokens": max_new_tokens,
+            "model": args.model, "temperature": temperature, "max_completion_length": length,
             "prompts": len(rows), "samples": samples,
             "boxed": sum("\\boxed{" in x for t in texts for x in t),
             "correct": sum(map(sum, correct)),

@@ -4,12 +4,15 @@ audit that a gold completion scores 1 and an empty completion scores 0."""
 from __future__ import annotations
 
 import warnings
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from gymnasium.utils.env_checker import check_env
 
 from rlvr_envs.core.multiturn import MultiTurnEnv, run_episode
 from rlvr_envs.registry import env_entry, make
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 CheckResult = tuple[str, bool, str]
 
@@ -27,7 +30,7 @@ def check_env_id(env_id: str, samples: int = 5) -> Iterator[CheckResult]:
         env.close()
 
 
-def _run_checks(env, samples: int) -> Iterator[CheckResult]:
+def _run_checks(env: gym.Env, samples: int) -> Iterator[CheckResult]:
     base = env.unwrapped
     try:
         with warnings.catch_warnings():

@@ -62,6 +62,15 @@ def json_object_option(text: str, option: str = "--env-kwargs") -> dict:
     return value
 
 
+def deprecated_spelling(value, old_value, *, new: str, old: str):
+    """An option's value, or the one given under its deprecated spelling `old` (which then
+    takes the place of `new`'s, with a warning on stderr)."""
+    if old_value is None:
+        return value
+    sys.stderr.write(f"rlvr: warning: {old} is deprecated; use {new}\n")
+    return old_value
+
+
 @app.command("list")
 def list_command(family: str | None = typer.Option(None, help="only this family")) -> None:
     """List registered env ids with a one-line description."""
@@ -114,8 +123,11 @@ def check_command(env_ids: list[str] = typer.Argument(None, help="ids to check (
 
 
 def _attach_subcommands() -> None:
+    """Add the sub-command groups to `app`, once (`main` may run many times in a process)."""
+    attached = {group.name for group in app.registered_groups}
     for module, attribute, name in SUBCOMMANDS:
-        app.add_typer(getattr(importlib.import_module(module), attribute), name=name)
+        if name not in attached:
+            app.add_typer(getattr(importlib.import_module(module), attribute), name=name)
 
 
 def command_path(args: list[str]) -> str:

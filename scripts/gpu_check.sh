@@ -28,9 +28,9 @@ print("device:", torch.cuda.get_device_name(0))
 model, tok = load_model_and_tokenizer("smollm2-135m", DeviceSettings("cuda", "bfloat16"))
 env = rlvr_envs.make("rlvr/Arithmetic-v0", difficulty=1)
 chats = [env.reset(seed=i)[1]["messages"] for i in range(32)]
-sample_chats(model, tok, chats[:2], n=1, max_new_tokens=8)  # warm-up
+sample_chats(model, tok, chats[:2], n=1, max_completion_length=8)  # warm-up
 torch.cuda.synchronize(); t = time.time()
-groups = sample_chats(model, tok, chats, n=8, max_new_tokens=128, batch_size=32)
+groups = sample_chats(model, tok, chats, n=8, max_completion_length=128, batch_size=32)
 torch.cuda.synchronize(); gen_s = time.time() - t
 gen_tokens = sum(len(s.completion_ids) for g in groups for s in g)
 print(f"generation: {gen_tokens} tokens in {gen_s:.2f} s = {gen_tokens / gen_s:.0f} tokens/s "
@@ -68,5 +68,5 @@ R=experiments/results/gpu
 START=$R/exp1_sft_then_rl/ei-s0/final
 for EXP in exp2_length_normalisation exp3_kimi_length_penalty exp4_difficulty_filtering; do
     "$PY" experiments/$EXP.py --model "$START" --seeds 0 1 --device cuda --steps 60 \
-        --max-new-tokens 256 --out $R/$EXP
+        --max-completion-length 256 --out $R/$EXP
 done

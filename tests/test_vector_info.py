@@ -42,7 +42,12 @@ def _kind(value):
     return "other"  # str, None, dict, list: object arrays in a vector env
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+def families():
+    """Every family; repo episodes (a pytest run each) only in the slow suite."""
+    return [pytest.param(f, marks=pytest.mark.slow) if f == "repo" else f for f in sorted(FAMILIES)]
+
+
+@pytest.mark.parametrize("family", families())
 def test_info_keys_keep_one_type_across_outcomes(family):
     env_id, kwargs = FAMILIES[family]
     kinds: dict[str, set] = {}
@@ -63,7 +68,7 @@ def test_info_keys_keep_one_type_across_outcomes(family):
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", families())
 def test_vector_env_steps_a_mix_of_outcomes_and_closes(family, mode):
     env_id, kwargs = FAMILIES[family]
     scripts = [_scripts(env_id, kwargs, seed=3)[0]]  # env 0 plays its gold actions

@@ -6,6 +6,8 @@ A policy maps a batch of chat conversations to `n` completions each.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
@@ -17,11 +19,13 @@ Messages = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """How to sample. `n` completions per prompt; `seed` makes sampling reproducible."""
+    """How to sample. `n` completions per prompt of at most `max_completion_length` tokens
+    each; `seed` makes sampling reproducible. (`max_new_tokens`, the old name of the cap, is
+    still accepted, with a DeprecationWarning.)"""
 
     temperature: float = 1.0
     top_p: float = 1.0
-    max_new_tokens: int = 256
+    max_completion_length: int = 256
     n: int = 1
     seed: int | None = None
     stop: tuple[str, ...] = ()
@@ -29,10 +33,35 @@ class SamplingParams:
     def __post_init__(self) -> None:
         if self.n < 1:
             raise ValueError(f"n must be >= 1, got {self.n}")
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.max_completion_length < 1:
+            raise ValueError(f"max_completion_length must be >= 1, got "
+                             f"{self.max_completion_length}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+
+    @property
+    def max_new_tokens(self) -> int:
+        """Deprecated name of `max_completion_length`."""
+        warnings.warn(DEPRECATED_CAP, DeprecationWarning, stacklevel=2)
+        return self.max_completion_length
+
+
+DEPRECATED_CAP = "SamplingParams: 'max_new_tokens' is now 'max_completion_length'"
+_dataclass_init = SamplingParams.__init__
+
+
+@functools.wraps(_dataclass_init)
+def _init_accepting_the_old_name(self, *args, max_new_tokens: int | None = None, **kwargs):
+    if max_new_tokens is not None:
+        if "max_completion_length" in kwargs:
+            raise TypeError("SamplingParams: give max_completion_length only "
+                            "(max_new_tokens is its deprecated name)")
+        warnings.warn(DEPRECATED_CAP, DeprecationWarning, stacklevel=2)
+        kwargs["max_completion_length"] = max_new_tokens
+    _dataclass_init(self, *args, **kwargs)
+
+
+SamplingParams.__init__ = _init_accepting_the_old_name  # type: ignore[method-assign]
 
 
 @dataclass

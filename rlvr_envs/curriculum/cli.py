@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rlvr_envs.cli import json_object_option
+from rlvr_envs.cli import deprecated_spelling, json_object_option
 
 app = typer.Typer(help="Measured difficulty: pass rates per task, for curricula and filters.",
                   no_args_is_help=True)
@@ -41,7 +41,10 @@ def estimate_command(
     out: Path | None = typer.Option(None, help="output .json or .parquet (default: next to "
                                                   "the env's data, else runs/difficulty/)"),
     env_kwargs: str = typer.Option("{}", help="gym.make kwargs as JSON"),
-    max_new_tokens: int = typer.Option(512, help="generation cap for model policies"),
+    max_completion_length: int = typer.Option(512, min=1, help="tokens per completion of model "
+                                                               "policies"),
+    max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", min=1, hidden=True,
+                                              help="deprecated: --max-completion-length"),
 ) -> None:
     """Sample k completions per task and store each task's pass rate, keyed by task id."""
     import rlvr_envs
@@ -51,13 +54,17 @@ def estimate_command(
         pass_rate_histogram,
     )
 
+    max_completion_length = deprecated_spelling(max_completion_length, max_new_tokens,
+                                                new="--max-completion-length",
+                                                old="--max-new-tokens")
     env = rlvr_envs.make(env_id, **json_object_option(env_kwargs, "--env-kwargs"))
     chosen = resolve_policy_spec(policy)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
         job = bar.add_task(f"{env_id} x {policy} (k={k})", total=None)
         rates = estimate_pass_rates(env, chosen, k=k, tasks=tasks, seed=seed, env_id=env_id,
-                                    policy_name=policy, max_new_tokens=max_new_tokens,
+                                    policy_name=policy,
+                                    max_completion_length=max_completion_length,
                                     progress=lambda done, total: bar.update(job, completed=done,
                                                                             total=total))
     path = rates.save(out or default_store_path(env, env_id, policy))

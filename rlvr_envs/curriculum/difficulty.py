@@ -163,11 +163,11 @@ def _whole(base: gym.Env, record: dict) -> Task:
 
 
 def _sample(policy: Policy | PromptFn, batch: Sequence[tuple[Task, str, list]], k: int,
-            scorer: Scorer, seed: int, max_new_tokens: int) -> list[list[str]]:
+            scorer: Scorer, seed: int, max_completion_length: int) -> list[list[str]]:
     if hasattr(policy, "generate"):
         from rlvr_envs.core.policy import SamplingParams
 
-        params = SamplingParams(n=k, seed=seed, max_new_tokens=max_new_tokens)
+        params = SamplingParams(n=k, seed=seed, max_completion_length=max_completion_length)
         groups = policy.generate([m for _, _, m in batch], params,
                                  tasks=[t for t, _, _ in batch], scorers=[scorer] * len(batch))
         return [[c.text if hasattr(c, "text") else str(c) for c in group] for group in groups]
@@ -179,7 +179,7 @@ def _sample(policy: Policy | PromptFn, batch: Sequence[tuple[Task, str, list]], 
 
 def estimate_pass_rates(env: gym.Env | str, policy: Policy | PromptFn, *, k: int = 8,
                         tasks: int | None = None, seed: int = 0, batch_size: int = 16,
-                        max_new_tokens: int = 512,
+                        max_completion_length: int = 512,
                         env_id: str | None = None, policy_name: str | None = None,
                         progress: Callable[[int, int], None] | None = None) -> PassRates:
     """Each task's pass rate over `k` completions of `policy`, graded by the env's scorer
@@ -196,7 +196,7 @@ def estimate_pass_rates(env: gym.Env | str, policy: Policy | PromptFn, *, k: int
     rates = PassRates(env_id=env_id, policy=name, k=k)
     for start in range(0, len(todo), batch_size):
         batch = todo[start:start + batch_size]
-        completions = _sample(policy, batch, k, scorer, seed + start, max_new_tokens)
+        completions = _sample(policy, batch, k, scorer, seed + start, max_completion_length)
         for (task, _, _), group in zip(batch, completions):
             if len(group) != k:
                 raise ValueError(f"policy {name!r} returned {len(group)} completions, asked for {k}")

@@ -91,7 +91,10 @@ def eval_command(
     batch_size: Optional[int] = typer.Option(None, min=1, help="tasks per generate call"),
     temperature: Optional[float] = typer.Option(None, help="override the suite's temperature"),
     top_p: Optional[float] = typer.Option(None, help="override the suite's top_p"),
-    max_new_tokens: Optional[int] = typer.Option(None, min=1, help="override the suite's token cap"),
+    max_completion_length: Optional[int] = typer.Option(
+        None, min=1, help="override the suite's cap on tokens per completion"),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", min=1, hidden=True,
+                                                 help="deprecated: --max-completion-length"),
     retries: int = typer.Option(3, min=0, help="retries of a failing policy call before stopping"),
     retry_backoff: float = typer.Option(1.0, help="seconds before the first retry (doubles)"),
     leaderboard: bool = typer.Option(False, "--leaderboard",
@@ -100,6 +103,7 @@ def eval_command(
     quiet: bool = typer.Option(False, help="no progress bars"),
 ) -> None:
     """Evaluate one or more policies on a suite; results go to the SQLite result store."""
+    from rlvr_envs.cli import deprecated_spelling
     from rlvr_envs.eval.progress import EvalProgress
     from rlvr_envs.eval.runner import EvalStopped, evaluate
     from rlvr_envs.eval.suites import list_suites as shipped_suites
@@ -114,7 +118,11 @@ def eval_command(
     if not policy:
         raise typer.BadParameter("give at least one --policy (e.g. --policy gold)")
     runs_dir = runs_dir or default_runs_dir()
-    sampling = {"temperature": temperature, "top_p": top_p, "max_new_tokens": max_new_tokens}
+    max_completion_length = deprecated_spelling(max_completion_length, max_new_tokens,
+                                                new="--max-completion-length",
+                                                old="--max-new-tokens")
+    sampling = {"temperature": temperature, "top_p": top_p,
+                "max_completion_length": max_completion_length}
     for spec in policy:
         run_id = None if run is None else (run if len(policy) == 1 else f"{run}--{spec}")
 

@@ -52,8 +52,9 @@ class EpisodePolicy:
         self.chars = 0
         self.seconds = 0.0
 
-    def generate(self, batch: Sequence[Any], params: SamplingParams, *, tasks=None,
-                 scorers=None) -> list[list[Completion]]:
+    def generate(self, batch: Sequence[Any], params: SamplingParams, *,
+                 tasks: Sequence[Task] | None = None,
+                 scorers: Sequence[Scorer] | None = None) -> list[list[Completion]]:
         started = time.perf_counter()
         groups = self.policy.generate(
             batch, params, tasks=tasks or [self.task] * len(batch),

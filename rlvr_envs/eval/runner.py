@@ -16,15 +16,18 @@ import logging
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from rlvr_envs.core.policy import Completion, Policy, SamplingParams
+from rlvr_envs.core.policy import Completion, Messages, Policy, SamplingParams
 from rlvr_envs.core.task import Task
 from rlvr_envs.eval.multiturn import run_multi_turn
 from rlvr_envs.eval.store import Episode, ResultStore
 from rlvr_envs.eval.suites import ResolvedEntry, ResolvedSuite, Suite, load_suite, resolve_suite
 from rlvr_envs.eval.summary import summarise
 from rlvr_envs.rewards.monitors import hacking_flags
+
+if TYPE_CHECKING:
+    from rlvr_envs.core.scoring import Scorer
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +94,9 @@ class RetryingPolicy:
         self.name = policy.name
         self.on_retry = on_retry
 
-    def generate(self, batch, params: SamplingParams, *, tasks=None, scorers=None
-                 ) -> list[list[Completion]]:
+    def generate(self, batch: Sequence[Messages], params: SamplingParams, *,
+                 tasks: Sequence[Task] | None = None,
+                 scorers: Sequence[Scorer] | None = None) -> list[list[Completion]]:
         last: BaseException | None = None
         for attempt in range(self.retries + 1):
             try:
@@ -157,7 +161,7 @@ def _monitor_flags(info: dict[str, Any]) -> dict[str, bool]:
 def _computed_flags(completion: Completion, params: SamplingParams) -> dict[str, bool]:
     """The shaping monitors' flags, computed here when the env did not flag the completion."""
     if completion.num_tokens is not None:  # the cap is in tokens: compare like with like
-        return hacking_flags(completion.text, max_length=params.max_new_tokens,
+        return hacking_flags(completion.text, max_length=params.max_completion_length,
                              length=completion.num_tokens, finish_reason=completion.finish_reason)
     return hacking_flags(completion.text, finish_reason=completion.finish_reason)
 

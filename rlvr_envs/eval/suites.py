@@ -4,12 +4,12 @@ A suite is a JSON or YAML file, shipped in `tasks/suites/` (package data of `rlv
 or given by path:
 
     {"name": "quick", "n": 4, "k": [1, 2, 4], "batch_size": 8,
-     "sampling": {"temperature": 0.8, "top_p": 0.95, "max_new_tokens": 256},
+     "sampling": {"temperature": 0.8, "top_p": 0.95, "max_completion_length": 256},
      "entries": [
        {"env": "rlvr/Math-v0", "name": "math", "kwargs": {"difficulty": 1},
         "seeds": {"start": 0, "count": 16}},
        {"env": "rlvr/HumanEval-v0", "tasks": ["HumanEval/0", "HumanEval/2"], "n": 2,
-        "sampling": {"max_new_tokens": 384}},
+        "sampling": {"max_completion_length": 384}},
        {"env": "rlvr/RepoEdit-v0", "seeds": [0, 1], "n": 1, "max_turns": 8}]}
 
 `load_suite` checks the structure; `resolve_suite` makes every env and resolves every pinned
@@ -20,6 +20,7 @@ sampling starts.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 SUITE_KEYS = {"name", "description", "n", "k", "sampling", "batch_size", "entries"}
 ENTRY_KEYS = {"env", "name", "kwargs", "tasks", "seeds", "n", "sampling", "max_turns"}
-SAMPLING_KEYS = {"temperature", "top_p", "max_new_tokens", "stop"}
+SAMPLING_KEYS = {"temperature", "top_p", "max_completion_length", "stop"}
 SUITE_SUFFIXES = (".json", ".yaml", ".yml")
 
 
@@ -155,10 +156,18 @@ def _sampling(value: Any, what: str) -> dict[str, Any]:
         return {}
     if not isinstance(value, Mapping):
         raise SuiteError(f"{what} must be a mapping, got {type(value).__name__}")
+    value = dict(value)
+    if "max_new_tokens" in value:  # the cap's old name
+        if "max_completion_length" in value:
+            raise SuiteError(f"{what}: give max_completion_length only (max_new_tokens is its "
+                             f"deprecated name)")
+        warnings.warn(f"{what}: 'max_new_tokens' is now 'max_completion_length'",
+                      DeprecationWarning, stacklevel=4)
+        value["max_completion_length"] = value.pop("max_new_tokens")
     unknown = set(value) - SAMPLING_KEYS
     if unknown:
         raise SuiteError(f"{what}: unknown keys {sorted(unknown)}; valid: {sorted(SAMPLING_KEYS)}")
-    return dict(value)
+    return value
 
 
 def _seeds(value: Any, what: str) -> tuple[int, ...]:

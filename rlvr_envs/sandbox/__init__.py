@@ -11,22 +11,24 @@ naming what is missing; it never falls back.
 from __future__ import annotations
 
 import importlib
+import inspect
 import warnings
 
 from rlvr_envs.sandbox.base import (Limits, RunResult, Sandbox, SandboxedProcess,
                                     SandboxUnavailable)
 
-#: backend name -> "module:class" of its Sandbox, imported on first use
+#: backend name -> "module:class" of its Sandbox, imported on first use; `auto` takes the first
+#: isolating one that can run here, in this order
 BACKEND_CLASSES: dict[str, str] = {
-    "local": "rlvr_envs.sandbox.local:NamespaceSandbox",
     "bwrap": "rlvr_envs.sandbox.bwrap:BwrapSandbox",
+    "local": "rlvr_envs.sandbox.local:NamespaceSandbox",
     "docker": "rlvr_envs.sandbox.docker:DockerSandbox",
     "local-unsafe": "rlvr_envs.sandbox.local:LocalSandbox",
 }
 BACKENDS = ("auto", *BACKEND_CLASSES)
 
 __all__ = ["BACKENDS", "BACKEND_CLASSES", "Limits", "RunResult", "Sandbox", "SandboxedProcess",
-           "SandboxUnavailable", "backend_class", "get_sandbox"]
+           "SandboxUnavailable", "auto_backend", "backend_class", "get_sandbox"]
 
 
 def backend_class(backend: str) -> type[Sandbox]:
@@ -37,38 +39,41 @@ def backend_class(backend: str) -> type[Sandbox]:
     return getattr(importlib.import_module(module), name)
 
 
-def get_sandbox(backend: str = "auto", **options) -> Sandbox:
-    """A sandbox backend by name: "auto" | "bwrap" | "local" | "docker" | "local-unsafe"."""
-    if backend == "auto":
-        return _first_isolating(options)
-    cls = backend_class(backend)
-    if backend == "local-unsafe":
-        from rlvr_envs.sandbox.local import UnsafeSandboxWarning
-        warnings.warn("sandbox 'local-unsafe': programs run as plain processes of this user "
-                      "with rlimits only; they can read the host's files (data sets with the "
-                      "tests' answers, caches, credentials), reach the network and write "
-                      "wherever this user can. Use 'bwrap', 'local' or 'docker' for "
-                      "untrusted code.", UnsafeSandboxWarning, stacklevel=2)
-    return cls(**options)
-
-
-def _first_isolating(options) -> Sandbox:
-    from rlvr_envs.sandbox.bwrap import BwrapSandbox, bwrap_problem
-    from rlvr_envs.sandbox.docker import DockerSandbox, docker_problem
-    from rlvr_envs.sandbox.local import NamespaceSandbox, namespace_problem
-
-    problems = {"bwrap": bwrap_problem()}
-    if problems["bwrap"] is None:
-        return BwrapSandbox(**options)
-    local_options = {k: v for k, v in options.items() if k in ("python", "warm", "fork_servers")}
-    problems["local"] = namespace_problem()
-    if problems["local"] is None:
-        return NamespaceSandbox(**local_options)
-    problems["docker"] = docker_problem()
-    if problems["docker"] is None:
-        return DockerSandbox()
+def auto_backend() -> str:
+    """The backend `auto` stands for here: the first isolating one of `BACKEND_CLASSES` that
+    can run (SandboxUnavailable naming what each lacks when none can)."""
+    problems = {}
+    for name in BACKEND_CLASSES:
+        cls = backend_class(name)
+        if cls.isolating:
+            problems[name] = cls.problem()
+            if problems[name] is None:
+                return name
     found = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
     raise SandboxUnavailable(f"sandbox 'auto': no isolating backend works here ({found}). "
                              f"Install bubblewrap, allow user namespaces or start Docker; "
                              f"sandbox='local-unsafe' runs code as plain processes that can "
                              f"read the host's files and reach the network")
+
+
+def get_sandbox(backend: str = "auto", **options) -> Sandbox:
+    """A sandbox backend by name: "auto" or one of `BACKEND_CLASSES`. With "auto", each
+    option goes through only where the picked backend's constructor takes it."""
+    if backend == "auto":
+        accepted = {name: set(inspect.signature(backend_class(name).__init__).parameters)
+                    for name in BACKEND_CLASSES}
+        unknown = set(options) - set().union(*accepted.values())
+        if unknown:
+            raise TypeError(f"no sandbox backend takes the options {sorted(unknown)}")
+        picked = auto_backend()
+        return backend_class(picked)(**{k: v for k, v in options.items()
+                                        if k in accepted[picked]})
+    cls = backend_class(backend)
+    if not cls.isolating:
+        from rlvr_envs.sandbox.local import UnsafeSandboxWarning
+        warnings.warn(f"sandbox {backend!r}: programs run as plain processes of this user "
+                      "with rlimits only; they can read the host's files (data sets with the "
+                      "tests' answers, caches, credentials), reach the network and write "
+                      "wherever this user can. Use 'bwrap', 'local' or 'docker' for "
+                      "untrusted code.", UnsafeSandboxWarning, stacklevel=2)
+    return cls(**options)

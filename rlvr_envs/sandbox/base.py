@@ -295,6 +295,19 @@ class Sandbox(ABC):
     name: str = "abstract"
     #: the Python interpreter to name in commands that run inside this sandbox
     python: str = "python3"
+    #: the run is kept from the host's files and network, and nothing it started outlives it
+    #: (`auto` picks only such backends; the others are used by name only)
+    isolating: bool = False
+
+    @classmethod
+    def problem(cls) -> str | None:
+        """None when this backend can run here, else what is missing."""
+        return None
+
+    @classmethod
+    def describe(cls) -> str:
+        """One line on what a run of this backend sees (for `rlvr sandbox info`)."""
+        return (cls.__doc__ or cls.__name__).strip().splitlines()[0]
 
     def run(self, command: list[str], *, files: Mapping[str, str | bytes] | None = None,
             stdin: str | bytes | None = None, limits: Limits = Limits(),

@@ -49,8 +49,17 @@ class BwrapSandbox(LocalSandbox):
     `ro_binds` adds host paths, read-only, at the same place."""
 
     name = "bwrap"
+    isolating = True
     isolates_filesystem = True
     owns_uid_65534 = False  # bubblewrap maps 65534 to the caller's own uid
+
+    @classmethod
+    def problem(cls) -> str | None:
+        return bwrap_problem()
+
+    @classmethod
+    def describe(cls) -> str:
+        return "bubblewrap namespaces, uid 65534, only the interpreter's files"
 
     def __init__(self, *, hide_site_packages: bool = True, ro_binds: Sequence[str] = (),
                  warm: bool = True, fork_servers: int | None = None):

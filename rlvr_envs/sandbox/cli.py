@@ -1,4 +1,5 @@
-"""`rlvr sandbox ...`: build the Docker sandbox image, and report which backends work here."""
+"""`rlvr sandbox ...`: build the Docker sandbox image, report which backends work here, and
+remove the Docker pool containers that a finished process left behind."""
 
 from __future__ import annotations
 
@@ -41,26 +42,38 @@ def build_image_command(tag: str = typer.Option(None, help="image tag (default: 
 @app.command("info")
 def info_command() -> None:
     """Which backends work on this machine, and what `auto` picks (the first isolating one)."""
-    from rlvr_envs.sandbox.bwrap import bwrap_problem
+    from rlvr_envs.sandbox import BACKEND_CLASSES, backend_class
     from rlvr_envs.sandbox.cgroup import memory_cgroup_available
-    from rlvr_envs.sandbox.docker import docker_problem
-    from rlvr_envs.sandbox.image import IMAGE, image_exists
-    from rlvr_envs.sandbox.local import namespace_problem
 
-    problems = {"bwrap": bwrap_problem(), "local": namespace_problem(),
-                "docker": docker_problem()}
-    notes = {"bwrap": "bubblewrap namespaces, uid 65534, only the interpreter's files",
-             "local": "own namespaces per run, uid 65534, only the interpreter's files",
-             "docker": f"image {IMAGE} " + ("present" if image_exists() else "not built yet")}
-    auto = next((name for name, problem in problems.items() if problem is None), None)
     table = Table("backend", "available", "note")
-    for name, problem in problems.items():
-        picked = " (auto)" if name == auto else ""
-        table.add_row(name + picked, "yes" if problem is None else "no", problem or notes[name])
-    table.add_row("local-unsafe", "by name only",
-                  "plain processes: the host's files and network are reachable")
+    auto = None
+    for name in BACKEND_CLASSES:
+        cls = backend_class(name)
+        if not cls.isolating:
+            table.add_row(name, "by name only", cls.describe())
+            continue
+        problem = cls.problem()
+        picked = auto is None and problem is None
+        auto = name if picked else auto
+        table.add_row(name + (" (auto)" if picked else ""), "yes" if problem is None else "no",
+                      problem or cls.describe())
     console.print(table)
     budget = ("one cgroup memory budget per run (anonymous memory, memfd, tmpfs)"
               if memory_cgroup_available() else
               "no writable memory cgroup: RLIMIT_AS and tmpfs sizes carved from the budget")
     console.print(f"memory: {budget}")
+
+
+@app.command("cleanup")
+def cleanup_command(all_pools: bool = typer.Option(
+        False, "--all", help="also the pools of processes still running")) -> None:
+    """Remove the Docker backend's pre-started containers left by processes that are gone."""
+    from rlvr_envs.sandbox.docker import finish_removals, docker_problem, remove_orphans
+
+    problem = docker_problem()
+    if problem is not None:
+        console.print(f"[red]Docker is unavailable: {problem}[/]")
+        raise typer.Exit(1)
+    removed = remove_orphans(everything=all_pools)
+    finish_removals()
+    console.print(f"removed {len(removed)} pooled container(s)")

@@ -25,9 +25,12 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from rlvr_envs.sandbox.base import BASE_ENV, Limits, RunResult, check_command
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.docker import DockerSandbox
 
 #: the command server; reads JSON requests on stdin, answers one JSON line each on stdout
 SERVER = r'''
@@ -142,7 +145,8 @@ class DockerSession:
     `limits` bound the container (memory, processes, file sizes); each `run` has its own
     wall time, CPU time and output cap."""
 
-    def __init__(self, sandbox, workdir: str | os.PathLike, limits: Limits = Limits()):
+    def __init__(self, sandbox: DockerSandbox, workdir: str | os.PathLike,
+                 limits: Limits = Limits()):
         self.sandbox = sandbox
         self.workdir = Path(workdir).resolve()
         if not self.workdir.is_dir():

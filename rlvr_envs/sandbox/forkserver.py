@@ -126,7 +126,8 @@ class ForkServer:
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | os.PathLike,
                  programs: Mapping[str, str], isolation: str, view: Mapping,
-                 launcher_prefix: Sequence[str] = (), owned_dir: str | None = None):
+                 launcher_prefix: Sequence[str] = (), owned_dir: str | None = None,
+                 jail: bool = True):
         self.isolation = isolation
         self.programs = dict(programs)
         self.owned_dir = owned_dir
@@ -169,7 +170,7 @@ class ForkServer:
         try:
             self.control.settimeout(STARTUP_TIMEOUT)
             self.control.send(json.dumps({"op": "programs", "programs": self.programs,
-                                          "view": dict(view)}).encode())
+                                          "view": dict(view), "jail": jail}).encode())
             ready = json.loads(self.control.recv(1 << 16) or b"null")
             self.control.settimeout(None)
         except (OSError, ValueError) as err:
@@ -181,6 +182,8 @@ class ForkServer:
                                   f"{detail or self.stderr_tail() or 'no reply'}")
         #: whether each isolated child gets its own user/mount/PID/IPC/network namespaces
         self.namespaces = bool(ready.get("namespaces"))
+        #: whether the zygote runs in its own jail (the view built once; see `zygote.py`)
+        self.jail = bool(ready.get("jail"))
         _LIVE_SERVERS.add(self)
         self._exited: dict[int, threading.Event] = {}
         self._events_lock = threading.Lock()
@@ -383,17 +386,14 @@ class ForkJob:
         message = {"op": "spawn", "id": ident, "program": program, "isolate": isolate,
                    "limits": rlimits,
                    "wall": self.limits.wall_time if self.deadline else None,
-                   "tmp_mb": tmp_mb, "shm_mb": shm_mb, "cgroups": 0}
+                   "tmp_mb": tmp_mb, "shm_mb": shm_mb, "cgroups": 0,
+                   "pids_cgroup": cgroup is not None and "pids" in cgroup.dirs}
         procs_fds = []
-        try:
-            if cgroup is not None:
-                self.cgroups.append(cgroup)
-                procs_fds = [os.open(path, os.O_WRONLY) for path in cgroup.procs_files]
-                message["cgroups"] = len(procs_fds)
-            self.server.send(message, fds + procs_fds)
-        finally:
-            for fd in procs_fds:
-                os.close(fd)
+        if cgroup is not None:
+            self.cgroups.append(cgroup)
+            procs_fds = cgroup.procs_fds()  # the group's own, kept open while it lives
+            message["cgroups"] = len(procs_fds)
+        self.server.send(message, fds + procs_fds)
         self.ids.append(ident)
 
     def out_of_memory(self) -> bool:

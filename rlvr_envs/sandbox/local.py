@@ -8,7 +8,8 @@ working directory.
 namespaces (`zygote.run_isolated`): uid 65534 (the host's 65534 when the grader is root),
 no capabilities, no_new_privs, a root holding only the interpreter's files read-only
 (`view.py`), the working directory, size-capped /tmp and /dev/shm, its own /proc. It needs
-user namespaces and refuses (`SandboxUnavailable`) where they do not work.
+user namespaces and refuses (`SandboxUnavailable`) where they do not work. (The code grader's
+candidates are children of the warm fork server instead, confined by its jail: `zygote.py`.)
 `local-unsafe` (`LocalSandbox`) is the same without namespaces: the command sees the
 host's files and network as the calling user. It is never chosen unless asked for by name.
 """
@@ -160,10 +161,15 @@ class LocalSandbox(Sandbox):
     """
 
     name = "local-unsafe"
+    isolating = False
     #: the run sees only the interpreter's files (`view.py`), not the host's
     isolates_filesystem = False
     #: the run's uid is the host's 65534 (this backend writes the id maps as root)
     owns_uid_65534 = False
+
+    @classmethod
+    def describe(cls) -> str:
+        return "plain processes: the host's files and network are reachable"
 
     def __init__(self, python: str | None = None, warm: bool = True,
                  fork_servers: int | None = None):
@@ -194,11 +200,22 @@ class LocalSandbox(Sandbox):
         return True
 
     def _start_fork_server(self, programs):
+        """A zygote in its jail; where the jail cannot be built (an old kernel, say), one
+        whose children each build their own root, as before the jail."""
+        from rlvr_envs.sandbox.forkserver import ForkServerError
+        try:
+            return self._new_fork_server(programs, jail=True)
+        except ForkServerError as err:
+            if "jail:" not in str(err):
+                raise
+            return self._new_fork_server(programs, jail=False)
+
+    def _new_fork_server(self, programs, *, jail: bool):
         from rlvr_envs.sandbox.forkserver import ForkServer
         argv, home = self.zygote_argv()
         return ForkServer(argv, env=run_env(None, home), cwd=home, programs=programs,
                           isolation=self.name, view=self._view_dict,
-                          launcher_prefix=zygote_launcher(), owned_dir=str(home))
+                          launcher_prefix=zygote_launcher(), owned_dir=str(home), jail=jail)
 
     def fork_server(self, programs):
         if not self.warm:
@@ -261,8 +278,17 @@ class NamespaceSandbox(LocalSandbox):
     virtualenv, read-only, and runs this virtualenv's interpreter (repo tasks need pytest)."""
 
     name = "local"
+    isolating = True
     isolates_filesystem = True
     owns_uid_65534 = True
+
+    @classmethod
+    def problem(cls) -> str | None:
+        return namespace_problem()
+
+    @classmethod
+    def describe(cls) -> str:
+        return "own namespaces per run, uid 65534, only the interpreter's files"
 
     def __init__(self, python: str | None = None, warm: bool = True,
                  fork_servers: int | None = None, *, hide_site_packages: bool = True):

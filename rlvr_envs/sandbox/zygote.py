@@ -10,29 +10,37 @@ name, limits and the child's channel fds (SCM_RIGHTS); the host writes code and 
 into those channels. What a child inherits from the zygote's memory is therefore nothing secret.
 
 Control messages (one JSON object per packet, host → zygote):
-  {"op": "programs", "programs": {name: source}}            first, once; answered by
-      {"op": "ready", "namespaces": bool, "error": str|null}
+  {"op": "programs", "programs": {name: source}, "view": {...}, "jail": bool}   first, once;
+      answered by {"op": "ready", "namespaces": bool, "jail": bool, "run_proc": bool,
+      "error": str|null}
   {"op": "spawn", "id": int, "program": str, "isolate": bool, "limits": {RLIMIT_*: int},
-   "wall": float|null, "tmpfs_mb": int, "cgroup": bool}       fds: channels [+ cgroup.procs]
+   "wall": float|null, "tmp_mb": int, "shm_mb": int, "cgroups": int, "pids_cgroup": bool}
+      fds: channels [+ the run's cgroup.procs files]
       (the zygote kills the child 1 s after `wall`; null: the host enforces the deadline)
   {"op": "kill", "ids": [int], "report": bool}   with report, answered per id (once it and
       every process it started are gone) by {"op": "exited", "id": int}
 End of file on the control socket kills every child and ends the zygote.
 
-An *isolated* child (untrusted code) is cloned straight into new user, mount, PID, IPC,
-network and UTS namespaces: it is PID 1 of its own PID namespace, so it cannot see or signal
-any other process, and killing it kills every process it started; it cannot reach another
-child's sockets or IPC objects. In its mount namespace every writable mount is remounted
-read-only, /tmp (its working directory) and /dev/shm are fresh private tmpfs and /proc is
-hidden. It has no capabilities, no_new_privs, its rlimits (RLIMIT_NPROC counts only its own
-user namespace) and, when the host passes one, its own cgroup `pids` group. Where user
-namespaces are unavailable it falls back to its own session (killed as a group) and a private
-directory, the isolation of the `local` backend. A trusted child (the test driver) is made
-non-dumpable, so no other process can read its memory, and gets its own session and rlimits.
-Every child dies with the zygote (PR_SET_PDEATHSIG).
+With "jail" (where user namespaces work) the zygote first moves into its *jail*: a user, mount
+and network namespace of its own whose root holds only the view (read-only, private: nothing
+mounted on the host later enters it), built once (`become_jail`). An *isolated* child
+(untrusted code) is then cloned from the jail straight into new mount, PID, IPC and UTS
+namespaces and joins a network namespace lent from a pool (one live run each): it is PID 1 of
+its own PID namespace, so it cannot see or signal any other process, and killing it kills
+every process it started; it cannot reach another child's sockets or IPC objects. It mounts
+only a fresh private /tmp (its working directory) and /dev/shm and its own /proc (or keeps the
+jail's empty one where the kernel refuses a new proc mount), then drops to uid 65534 with no
+capabilities and no_new_privs (`enter_run`), with its rlimits and the run's cgroup. A run
+without a pids cgroup gets a user namespace of its own too and builds its root per run
+(`isolate`), as every run did before the jail. Where user namespaces are unavailable it falls
+back to its own session (killed as a group) and a private directory, the isolation of the
+`local-unsafe` backend. A trusted child (the test driver) is made non-dumpable, so no other
+process can read its memory, and gets its own session and rlimits. Every child is in a
+session of its own and dies with the zygote (PR_SET_PDEATHSIG).
 """
 
 import ctypes
+import fcntl
 import gc
 import json
 import os
@@ -189,11 +197,12 @@ def _tmpfs(target, size_kb, mode="1777", flags=MS_NOSUID | MS_NODEV):
     _mount("tmpfs", target, "tmpfs", flags, "size=%dk,nr_inodes=16384,mode=%s" % (size_kb, mode))
 
 
-def build_root(view, tmp_mb, shm_mb, workdir=None):
+def build_root(view, tmp_mb, shm_mb, workdir=None, proc="new"):
     """In a fresh user + mount (+ PID) namespace: a new root holding only `view` (read-only),
     /dev's harmless nodes, a private /tmp and /dev/shm of the given sizes, this namespace's
     own /proc (an empty one where the kernel refuses it) and `workdir` (writable) — all
-    mounted now, for this run, from the host's current tree."""
+    mounted now, from the host's current tree. `proc="bind"` (the jail, `become_jail`): the
+    caller's /proc instead, so that its children may mount one of their own over it."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _tmpfs("/tmp", 1024, "0755")   # becomes the new root
     os.mkdir("/tmp/.old")
@@ -226,7 +235,10 @@ def build_root(view, tmp_mb, shm_mb, workdir=None):
         _bind(old + workdir, workdir, False)
     _makedirs("/proc")
     try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        if proc == "bind":
+            _bind(old + "/proc", "/proc", True)
+        else:
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     except OSError:  # a host /proc with masked parts: no /proc rather than the host's
         _tmpfs("/proc", 4, "0555", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
     _check(_libc.umount2(old.encode(), MNT_DETACH), "umount old root")
@@ -246,6 +258,134 @@ def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     if not PARENT_MAPS:
         _map_own_ids()
     build_root(view, tmp_mb, shm_mb, workdir)
+    try:
+        socket.sethostname("sandbox")
+    except OSError:
+        pass
+    _become_sandbox_user()
+    _drop_capabilities()
+
+
+#: the namespaces each run is cloned into inside the jail (the jail's user namespace is
+#: shared; the network namespace comes from `NETS`)
+RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+#: set by `become_jail`: whether a run mounts a /proc of its own (else the jail's is empty),
+#: whether a run without a pids cgroup can get a user namespace of its own, the jail's own
+#: network namespace (an fd)
+JAIL = {"active": False, "proc": False, "nested": True, "net": None}
+#: idle network namespaces (fds): each is lent to one live run at a time and taken back when
+#: that run's PID 1 has been reaped, i.e. when every process of the run, and with them every
+#: socket it had, is gone. Making one costs about as much as the rest of a run's setup.
+NETS = []
+MAX_IDLE_NETS = 64
+SIOCGSKNS = 0x894C
+
+
+def _unshare(flags):
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def _current_netns():
+    """An fd of this process's network namespace (no /proc needed)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        return fcntl.ioctl(probe.fileno(), SIOCGSKNS)
+    finally:
+        probe.close()
+
+
+def _take_net():
+    """An idle network namespace of the jail, or a new one (nothing in it: no interface up,
+    no socket left)."""
+    if NETS:
+        return NETS.pop()
+    _unshare(CLONE_NEWNET)
+    try:
+        return _current_netns()
+    finally:
+        _check(_libc.setns(JAIL["net"], CLONE_NEWNET), "setns")
+
+
+def _give_back_net(fd):
+    if len(NETS) < MAX_IDLE_NETS:
+        NETS.append(fd)
+    else:
+        os.close(fd)
+
+
+def become_jail(view):
+    """Once, in the zygote: move into a user + mount namespace of its own whose root holds
+    only `view` (built as `build_root` builds a run's), private, so that no mount made on the
+    host later ever enters it. The zygote keeps its capabilities there (and only there); every
+    run is then forked into fresh mount, PID, IPC, network and UTS namespaces inside the jail
+    and only mounts its own /tmp, /dev/shm and /proc (`enter_run`) instead of building a root.
+    As root on the host, a helper process writes the ids the jail maps (0 and 65534, each to
+    itself); otherwise the jail maps 65534 to our own uid, as a run would."""
+    if PARENT_MAPS:
+        go_r, go_w = os.pipe()
+        done_r, done_w = os.pipe()
+        parent = os.getpid()
+        helper = os.fork()
+        if helper == 0:
+            code = 1
+            try:
+                os.close(go_w)
+                os.close(done_r)
+                if os.read(go_r, 1) == b"1":
+                    write_id_maps(parent)
+                    code = 0
+            finally:
+                os._exit(code)
+        os.close(go_r)
+        os.close(done_w)
+        try:
+            _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)
+            os.write(go_w, b"1")
+        finally:
+            os.close(go_w)
+            _, status = os.waitpid(helper, 0)
+            os.close(done_r)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise OSError("the jail's id maps could not be written")
+    else:
+        _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)
+        _map_own_ids()
+    JAIL["net"] = _current_netns()
+    build_root(view, 1, 1, proc="bind")
+    JAIL["active"] = True
+    JAIL["proc"] = _probe_run_proc()
+    if not JAIL["proc"]:  # runs cannot mount their own: they get an empty one, never ours
+        _tmpfs("/proc", 4, "0555", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
+
+
+def _probe_run_proc():
+    """Whether a run forked in the jail may mount a /proc of its own (the kernel refuses where
+    the /proc it could see is partly masked, as in bubblewrap or a container)."""
+    pid = _clone(RUN_NAMESPACES)
+    if pid == 0:
+        try:
+            _enter_child([])
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            os._exit(0)
+        finally:
+            os._exit(1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def enter_run(tmp_mb, shm_mb, net_fd):
+    """In a run forked in the jail (its own mount, PID, IPC, UTS namespaces): the network
+    namespace lent to it (`net_fd`), a fresh private /tmp and /dev/shm of the given sizes and
+    a /proc of its own PID namespace (or the jail's empty one), then uid 65534, no
+    capabilities, no_new_privs. The jail's root stays read-only and nothing mounted here is
+    seen by the jail or another run."""
+    _check(_libc.setns(net_fd, CLONE_NEWNET), "setns")
+    os.close(net_fd)
+    flags = MS_NOSUID | MS_NODEV
+    _mount("tmpfs", "/tmp", "tmpfs", flags, "size=%dk,nr_inodes=16384,mode=1777" % (tmp_mb * 1024))
+    _mount("tmpfs", "/dev/shm", "tmpfs", flags,
+           "size=%dk,nr_inodes=16384,mode=1777" % (shm_mb * 1024))
+    if JAIL["proc"]:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     try:
         socket.sethostname("sandbox")
     except OSError:
@@ -332,7 +472,8 @@ def _run_program(program, channels):
 
 
 def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
-    """Runs in the fresh child: confine it, then run its program."""
+    """Runs in the fresh child: confine it, then run its program. `sync_fd`: the go-ahead
+    pipe of a child with its own user namespace, or the network namespace of a jail run."""
     try:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the zygote
         extra = list(cgroup_fds) + ([sync_fd] if sync_fd is not None else [])
@@ -342,12 +483,21 @@ def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
             os.write(fd, b"0")
             os.close(fd)
         limits = request.get("limits") or {}
-        if mode == "namespace":
+        # a session and process group of its own (killed as one outside namespaces); kill(0),
+        # which reaches the process group across PID namespaces, never reaches the zygote
+        os.setsid()
+        if mode == "jail":
+            enter_run(int(request.get("tmp_mb", 64)), int(request.get("shm_mb", 64)), extra[-1])
+            workdir = "/tmp"
+            # every run of the jail is uid 65534 of one user namespace, where RLIMIT_NPROC
+            # would count them all together: the run's own pids cgroup caps it instead
+            if request.get("pids_cgroup"):
+                limits = {k: v for k, v in limits.items() if k != "RLIMIT_NPROC"}
+        elif mode == "namespace":
             isolate(VIEW, int(request.get("tmp_mb", 64)), int(request.get("shm_mb", 64)),
                     sync_fd=extra[-1] if sync_fd is not None else None)
             workdir = "/tmp"
         else:
-            os.setsid()
             # RLIMIT_NPROC counts all of the user's processes outside a user namespace of its
             # own: the zygote's budget (or its cgroup) caps these children instead
             limits = {k: v for k, v in limits.items() if k != "RLIMIT_NPROC"}
@@ -388,25 +538,35 @@ def clone_isolated(host_id=SANDBOX_ID):
 
 
 def _spawn(request, fds, namespaces):
-    """Fork the requested child. Returns (pid, mode, private directory to remove or None)."""
+    """Fork the requested child. Returns (pid, mode, private directory to remove or None,
+    network namespace lent to it or None)."""
     count = int(request.get("cgroups") or 0)
     cgroup_fds = fds[len(fds) - count:] if count else []
     fds = fds[:len(fds) - count] if count else fds
-    workdir = sync_fd = None
+    workdir = sync_fd = net = None
     if not request.get("isolate"):
         mode = "trusted"
+    elif namespaces and JAIL["active"] and (request.get("pids_cgroup") or not JAIL["nested"]):
+        mode = "jail"
     elif namespaces:
         mode = "namespace"
     else:  # no namespaces here: its own session (killed as a group) and a private directory
         mode = "group"
         workdir = tempfile.mkdtemp(prefix="run-", dir=os.getcwd())
-    if mode == "namespace":
+    if mode == "jail":
+        net = sync_fd = _take_net()
+        try:
+            pid = _clone(RUN_NAMESPACES)
+        except OSError:
+            _give_back_net(net)
+            raise
+    elif mode == "namespace":
         pid, sync_fd = clone_isolated()
     else:
         pid = os.fork()
     if pid == 0:
         _child(request, fds, cgroup_fds, mode, workdir, sync_fd)
-    return pid, mode, workdir
+    return pid, mode, workdir, net
 
 
 def _probe_namespaces():
@@ -440,7 +600,7 @@ def _kill(child):
     """SIGKILL: to PID 1 of a namespace (the kernel kills every other process in it before
     that one can be reaped), else to the child's session / process group."""
     try:
-        if child.mode == "namespace":
+        if child.mode in ("namespace", "jail"):
             os.kill(child.pid, signal.SIGKILL)
         else:
             os.killpg(child.pid, signal.SIGKILL)
@@ -449,11 +609,11 @@ def _kill(child):
 
 
 class _Child:
-    __slots__ = ("pid", "mode", "workdir", "deadline", "report")
+    __slots__ = ("pid", "mode", "workdir", "deadline", "report", "net")
 
-    def __init__(self, pid, mode, workdir, deadline):
+    def __init__(self, pid, mode, workdir, deadline, net=None):
         self.pid, self.mode, self.workdir, self.deadline = pid, mode, workdir, deadline
-        self.report = False
+        self.report, self.net = False, net
 
 
 def serve():
@@ -467,7 +627,7 @@ def serve():
     signal.signal(signal.SIGCHLD, lambda *_: None)
     first, _, _, _ = socket.recv_fds(control, 1 << 22, 0)
     global PROGRAMS
-    error = None
+    error, setup = None, {}
     global VIEW
     try:
         setup = json.loads(first)
@@ -475,11 +635,22 @@ def serve():
         namespaces = _probe_namespaces()
     except BaseException as err:  # noqa: BLE001 - reported to the host
         namespaces, error = False, "%s: %s" % (type(err).__name__, err)
+    if namespaces and error is None and setup.get("jail"):
+        try:
+            become_jail(VIEW)
+            # a run without a pids cgroup gets a user namespace of its own too, where it works
+            JAIL["nested"] = _probe_namespaces()
+        except BaseException as err:  # noqa: BLE001 - half in a jail: no isolated runs at all
+            namespaces, error = False, "jail: %s: %s" % (type(err).__name__, err)
     # what is loaded now stays shared with every child: moving it out of the collector's
     # reach keeps a child's garbage collections from copying the zygote's pages
     gc.collect()
     gc.freeze()
-    control.send(json.dumps({"op": "ready", "namespaces": namespaces, "error": error}).encode())
+    # and what setup freed goes back to the system: every fork copies the page tables of all
+    # the anonymous memory this process holds (about a tenth less with this)
+    _libc.malloc_trim(0)
+    control.send(json.dumps({"op": "ready", "namespaces": namespaces, "jail": JAIL["active"],
+                             "run_proc": JAIL["proc"], "error": error}).encode())
     children = {}   # id -> _Child
     by_pid = {}
 
@@ -512,6 +683,8 @@ def serve():
             if child is not None:
                 if child.workdir is not None:
                     shutil.rmtree(child.workdir, ignore_errors=True)
+                if child.net is not None:  # the whole run is gone: lend it to the next
+                    _give_back_net(child.net)
                 if child.report:
                     exited(ident)
         if control not in readable:
@@ -527,10 +700,10 @@ def serve():
         try:
             request = json.loads(message)
             if request["op"] == "spawn":
-                pid, mode, workdir = _spawn(request, list(fds), namespaces)
+                pid, mode, workdir, net = _spawn(request, list(fds), namespaces)
                 wall = request.get("wall")
                 deadline = time.monotonic() + (float(wall) + 1.0 if wall is not None else 1e9)
-                children[request["id"]] = _Child(pid, mode, workdir, deadline)
+                children[request["id"]] = _Child(pid, mode, workdir, deadline, net)
                 by_pid[pid] = request["id"]
             elif request["op"] == "kill":
                 for ident in request["ids"]:

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from rlvr_envs.tasks.repo.grading import files_of_tests, is_protected, run_pytest, run_tests
 from rlvr_envs.tasks.repo.records import make_repo_task, patch_stats
@@ -28,6 +28,9 @@ from rlvr_envs.tasks.repo.workspace import (
 
 from rlvr_envs.core.task import Task
 from rlvr_envs.verify.repo import outcome_of
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 
 class TaskRejected(ValueError):
@@ -54,7 +57,8 @@ class SuiteRun:
         return [t for t, o in self.outcomes.items() if o == "passed"]
 
 
-def run_suite(sandbox, tree: Path, metadata: dict[str, Any], *, timeout: float) -> SuiteRun:
+def run_suite(sandbox: Sandbox, tree: Path, metadata: dict[str, Any], *, timeout: float
+              ) -> SuiteRun:
     """Run the repo's whole test suite (its own configuration decides what that is)."""
     report, result = run_pytest(sandbox, tree, list(metadata.get("test_args", [])), metadata,
                                 timeout=timeout)
@@ -82,7 +86,7 @@ def split_tests(pristine: SuiteRun, base: SuiteRun, max_failing_fraction: float 
     return f2p, p2p
 
 
-def build_task(*, sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: str,
+def build_task(*, sandbox: Sandbox, pristine: Path, pristine_run: SuiteRun, setup_patch: str,
                statement: str | Callable[[SuiteRun, list[str]], str], repo: str, snapshot: str,
                source: str, source_id: str, metadata: dict[str, Any], timeout: float = 300,
                max_failing_fraction: float = 0.5, p2p_scope: str = "suite") -> Task:
@@ -179,7 +183,7 @@ def stable(*runs: SuiteRun) -> SuiteRun:
                     any(r.timed_out for r in runs))
 
 
-def run_suite_on_copy(sandbox, tree: Path, metadata: dict[str, Any], *,
+def run_suite_on_copy(sandbox: Sandbox, tree: Path, metadata: dict[str, Any], *,
                       timeout: float) -> SuiteRun:
     """`run_suite` on a throwaway copy of `tree`."""
     with tempfile.TemporaryDirectory(prefix="rlvr-suite-") as scratch:

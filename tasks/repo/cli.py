@@ -5,6 +5,7 @@
     rlvr tasks import-swebench records.jsonl --repos ./clones --out tasks.jsonl
     rlvr tasks audit-repo [--tasks shipped] [--sandbox docker]
     rlvr tasks pack --from ~/.cache/rlvr-envs/repo --name mypack --held-out NAME --out DIR
+    rlvr tasks pack-update pypi --drop-failed audit.json --pass-rates rates.json
     rlvr tasks list [--tasks pack:pypi]            # per-package counts, levels, splits
 """
 
@@ -151,6 +152,42 @@ def pack_command(source: Path = typer.Option(..., "--from",
                   f"written to {out} ({size / 1e6:.2f} MB)")
 
 
+@app.command("pack-update")
+def pack_update_command(pack: str = typer.Argument(..., help="pack name (pypi) or directory"),
+                        drop_failed: Optional[Path] = typer.Option(
+                            None, help="audit report (audit-repo --full --report): leave out "
+                                       "every task that failed on any backend"),
+                        pass_rates: List[Path] = typer.Option(
+                            [], "--pass-rates", help="pass-rate file(s) of `rlvr difficulty "
+                                                     "estimate`: stored as difficulty.pass_rate"),
+                        ) -> None:
+    """Rewrite a pack in place: drop tasks that failed the audit, store measured pass rates."""
+    import json
+
+    from rlvr_envs.curriculum.difficulty import PassRates
+    from rlvr_envs.tasks.repo.pack import pack_manifest, update_pack
+
+    before = pack_manifest(pack)["tasks"]
+    drop: list[str] = []
+    if drop_failed:
+        report = json.loads(drop_failed.read_text(encoding="utf-8"))
+        for backend, entry in sorted(report.get("backends", {}).items()):
+            for task in entry["summary"]["failed"]:
+                console.print(f"drop {task} ({backend}: {entry['tasks'][task]['detail']})",
+                              markup=False)
+                drop.append(task)
+    rates: dict[str, float] = {}
+    sources = []
+    for path in pass_rates:
+        loaded = PassRates.load(path)
+        rates.update(loaded.as_dict())
+        sources.append(f"{loaded.policy} k={loaded.k}")
+    manifest = update_pack(pack, drop=drop, pass_rates=rates,
+                           pass_rate_source=", ".join(dict.fromkeys(sources)) or None)
+    console.print(f"{before} → {manifest['tasks']} tasks; pass rates on "
+                  f"{manifest.get('pass_rates', {}).get('tasks', 0)}")
+
+
 @app.command("list")
 def list_command(tasks: str = typer.Option("default", help="default | shipped | pack:NAME | "
                                                            "cache | all | a path")) -> None:
@@ -195,7 +232,8 @@ def import_swebench_command(records: Path = typer.Argument(..., help="JSON or JS
 
 
 @app.command("audit-repo")
-def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all | a JSONL path"),
+def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all | pack:NAME | "
+                                                          "a JSONL path or pack directory"),
                sandbox: str = typer.Option("auto", help="auto | local | bwrap | docker"),
                ids: Optional[List[str]] = typer.Option(None, "--id", help="only these tasks"),
                workers: int = typer.Option(1, help="tasks audited in parallel"),
@@ -205,12 +243,27 @@ def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all 
                                                                "at random (--seed)"),
                seed: int = typer.Option(0, help="seed of --sample"),
                split: Optional[str] = typer.Option(None, help="train | validation | test"),
-               out: Optional[Path] = typer.Option(None, help="write the rows as JSONL")) -> None:
-    """Null agent (submit at once) must score 0 and gold-patch agent 1 on every task."""
+               out: Optional[Path] = typer.Option(None, help="write the rows as JSONL"),
+               full: bool = typer.Option(False, help="the full audit: also base fails "
+                                                     "FAIL_TO_PASS, workspace audit, gold "
+                                                     "verdict the same twice; resumable "
+                                                     "(--journal)"),
+               journal: Optional[Path] = typer.Option(
+                   None, help="--full: the resumable JSONL journal (default: "
+                              "$RLVR_CACHE_DIR/audit/TASKS-SANDBOX.jsonl)"),
+               report: Optional[Path] = typer.Option(
+                   None, help="--full: write the JSON report (per-task verdicts per backend, "
+                              "summary) here, e.g. the pack's audit.json")) -> None:
+    """Null agent (submit at once) must score 0 and gold-patch agent 1 on every task
+    (`--full`: and the checks of the pack's audit)."""
     import json
 
     from rlvr_envs.tasks.repo.audit import audit_tasks
 
+    if full:
+        _full_audit(tasks, sandbox, ids, workers, package_env, sample, seed, split, journal,
+                    report)
+        return
     bad = 0
     table = Table("task", "null", "gold", "verdict")
     rows = audit_tasks(tasks, sandbox=sandbox, ids=ids, workers=workers,
@@ -229,4 +282,43 @@ def audit_repo(tasks: str = typer.Option("shipped", help="shipped | cache | all 
     console.print(table)
     console.print(f"{bad} of {table.row_count} task(s) failed the audit")
     if bad:
+        raise typer.Exit(1)
+
+
+def _full_audit(tasks, sandbox, ids, workers, package_env, sample, seed, split, journal,
+                report) -> None:
+    import datetime
+    import shlex
+    import sys
+
+    from rlvr_envs.tasks.repo.audit import run_full_audit, summarize, write_report
+    from rlvr_envs.tasks.repo.snapshot import cache_dir
+
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in tasks)
+    journal = journal or cache_dir().parent / "audit" / f"{safe}-{sandbox}.jsonl"
+    started = time.monotonic()
+    count = 0
+
+    def show(row) -> None:
+        nonlocal count
+        count += 1
+        verdict = "[green]ok[/]" if row.ok else f"[red]FAIL[/] {row.detail}"
+        console.print(f"{row.task} (level {row.level}, {row.seconds:.1f}s): {verdict}")
+
+    rows = run_full_audit(tasks, journal, sandbox=sandbox, package_env=package_env,
+                          workers=workers, progress=show, ids=ids, sample=sample, seed=seed,
+                          split=split)
+    minutes = (time.monotonic() - started) / 60
+    summary = summarize(rows)
+    console.print(f"{count} task(s) audited now in {minutes:.1f} min; journal {journal} holds "
+                  f"{summary['tasks']}: {summary['passed']} pass, failing checks "
+                  f"{summary['failed_checks']}")
+    for task in summary["failed"]:
+        console.print(f"[red]FAIL[/] {task}: {rows[task]['detail']}")
+    if report:
+        command = "rlvr " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        write_report(report, {sandbox: journal}, pack=tasks, command=command,
+                     date=datetime.date.today().isoformat())
+        console.print(f"report written to {report}")
+    if summary["failed"]:
         raise typer.Exit(1)

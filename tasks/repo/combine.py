@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from itertools import combinations
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from rlvr_envs.tasks.repo.builder import TaskRejected, build_task
 from rlvr_envs.tasks.repo.journal import BuildJournal
@@ -26,6 +26,9 @@ from rlvr_envs.tasks.repo.statements import issue_statement
 from rlvr_envs.tasks.repo.workspace import diff_trees
 
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 #: hunks in the same file closer than this (lines) are not combined (they read as one edit)
 MIN_LINE_GAP = 5
@@ -68,8 +71,9 @@ def combined_id(package: str, version: str, parts: tuple[Task, ...]) -> str:
     return f"{package}-{version}/combined/{digest[:12]}"
 
 
-def build_combined_tasks(report, sandbox, *, out_dir: Path | None = None, max_tasks: int = 4,
-                         seed: int = 0, progress: Callable[[str], None] = lambda _: None):
+def build_combined_tasks(report, sandbox: Sandbox, *, out_dir: Path | None = None,
+                         max_tasks: int = 4, seed: int = 0,
+                         progress: Callable[[str], None] = lambda _: None):
     """Combined tasks from `report.kept` (a `SynthesisReport` of one package); returns a
     report of the same shape with only the combined tasks (journaled like singles)."""
     from rlvr_envs.tasks.repo.synth import SynthesisReport

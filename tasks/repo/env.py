@@ -41,8 +41,6 @@ Tools: bash(command, timeout), view(path, start_line, end_line), str_replace(pat
 new_str), create(path, content), run_tests(tests), submit()."""
 
 MAX_BASH_TIMEOUT = 120
-#: backends after whose commands nothing the command started can still run
-PROCESS_ISOLATING = frozenset({"bwrap", "local", "docker"})
 
 
 def statement_text(task: Task) -> str:
@@ -137,9 +135,9 @@ class RepoEditEnv(MultiTurnEnv):
             return sandbox.run(command, workdir=self._workspace, env=run_env, stdin=stdin,
                                limits=limits)
         finally:
-            # a PID namespace (bwrap, local) or the session's server (Docker) already killed
-            # whatever the command left; plain processes need the host-wide sweep
-            if getattr(sandbox, "name", "") not in PROCESS_ISOLATING:
+            # an isolating backend (a PID namespace, the session's server in Docker) already
+            # killed whatever the command left; plain processes need the host-wide sweep
+            if not getattr(sandbox, "isolating", False):
                 kill_tagged(self._token, self._workspace)
 
     def call_tool(self, call: ToolCall) -> ToolResult:

@@ -27,7 +27,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from rlvr_envs.tasks.repo.monitor import flag_changes
 from rlvr_envs.tasks.repo.snapshot import apply_patch
@@ -43,6 +43,9 @@ from rlvr_envs.verify.repo import (
     unique_ids,
     verdict_of,
 )
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 TEST_DIR_NAMES = frozenset({"tests", "test", "testing"})
 CONFIG_NAMES = frozenset({"conftest.py", "pytest.toml", ".pytest.toml", "pytest.ini",
@@ -169,7 +172,8 @@ def project_config(base_tree: Path) -> str | None:
     return None
 
 
-def pytest_command(sandbox, tree: Path, config: str | None, args: Sequence[str]) -> list[str]:
+def pytest_command(sandbox: Sandbox, tree: Path, config: str | None, args: Sequence[str]
+                   ) -> list[str]:
     """The argv of a test run: user site off, the boot program, the project's configuration
     named explicitly (a config file the agent adds, whatever its name, is never read), the
     root and the conftest boundary fixed at the tree."""
@@ -178,7 +182,7 @@ def pytest_command(sandbox, tree: Path, config: str | None, args: Sequence[str])
             "--rootdir", str(tree), "--confcutdir", str(tree), *args]
 
 
-def run_pytest(sandbox, tree: Path, args: Sequence[str], metadata: Mapping[str, Any], *,
+def run_pytest(sandbox: Sandbox, tree: Path, args: Sequence[str], metadata: Mapping[str, Any], *,
                timeout: float, config_from: Path | None = None, memory_mb: int = 2048,
                extra_env: Mapping[str, str] | None = None,
                max_output_bytes: int = 4_000_000) -> tuple[StreamReport, Any]:
@@ -200,8 +204,9 @@ def run_pytest(sandbox, tree: Path, args: Sequence[str], metadata: Mapping[str, 
     return report, result
 
 
-def run_tests(sandbox, tree: Path, test_ids: Sequence[str], metadata: Mapping[str, Any], *,
-              timeout: float, config_from: Path | None = None) -> tuple[RunVerdict, Any]:
+def run_tests(sandbox: Sandbox, tree: Path, test_ids: Sequence[str],
+              metadata: Mapping[str, Any], *, timeout: float,
+              config_from: Path | None = None) -> tuple[RunVerdict, Any]:
     """Run exactly `test_ids`; the verdict comes from the plugin's report and the real exit
     status, never from printed output."""
     report, result = run_pytest(sandbox, tree, test_ids, metadata, timeout=timeout,
@@ -209,8 +214,9 @@ def run_tests(sandbox, tree: Path, test_ids: Sequence[str], metadata: Mapping[st
     return verdict_of(report, result.exit_code, test_ids, timed_out=result.timed_out), result
 
 
-def grade_changes(sandbox, base_tree: Path, changes: Changes, metadata: Mapping[str, Any], *,
-                  timeout: float | None = None, partial_credit: bool = False,
+def grade_changes(sandbox: Sandbox, base_tree: Path, changes: Changes,
+                  metadata: Mapping[str, Any], *, timeout: float | None = None,
+                  partial_credit: bool = False,
                   strict_diff: bool = True, scratch: Path | None = None
                   ) -> tuple[Score, GradeRun]:
     """Grade the agent's `changes` to the task whose base tree is `base_tree`. With

@@ -13,6 +13,9 @@ packages are ``"train"``, or ``"validation"`` for a stable 10% drawn by task id.
 
     rlvr tasks pack --from ~/.cache/rlvr-envs/repo --name mypack --held-out semver --out DIR
     gym.make("rlvr/RepoEdit-v0", tasks="pack:pypi", split="test")
+
+`update_pack` rewrites a pack in place: tasks that failed an audit left out, measured pass
+rates stored in each task's `difficulty.pass_rate` (`rlvr tasks pack-update`).
 """
 
 from __future__ import annotations
@@ -142,3 +145,39 @@ def shipped_packs() -> list[str]:
 
 def pack_manifest(name_or_path: str | Path) -> dict:
     return json.loads((pack_dir(name_or_path) / "pack.json").read_text())
+
+
+def update_pack(name_or_path: str | Path, *, drop: Iterable[str] = (),
+                pass_rates: dict[str, float] | None = None,
+                pass_rate_source: str | None = None) -> dict:
+    """Rewrite a pack in place: leave out the tasks in `drop` (source ids or task ids: those
+    that failed an audit) and set `difficulty.pass_rate` from `pass_rates` (task id → rate,
+    e.g. `PassRates.as_dict()` of `rlvr difficulty estimate`). Splits, snapshots and the other
+    files of the directory (the audit report) stay. Returns the new manifest, which records
+    what measured the pass rates (`pass_rate_source`)."""
+    root = pack_dir(name_or_path)
+    manifest = json.loads((root / "pack.json").read_text())
+    dropped = set(drop)
+    tasks = [t for t in read_pack(root) if t.source_id not in dropped and t.id not in dropped]
+    if pass_rates:
+        tasks = [t.with_pass_rate(pass_rates[t.id]) if t.id in pass_rates else t
+                 for t in tasks]
+    out = root.with_name(root.name + ".tmp")
+    new = write_pack(tasks, out, name=manifest["name"], held_out=manifest["held_out"])
+    measured = sum(t.difficulty.pass_rate is not None for t in tasks)
+    if measured:
+        new["pass_rates"] = {"tasks": measured, "measured_by": pass_rate_source
+                             or manifest.get("pass_rates", {}).get("measured_by")}
+        (out / "pack.json").write_text(json.dumps(new, indent=1, sort_keys=True) + "\n")
+    for extra in root.iterdir():
+        if extra.name not in ("pack.json", "tasks.jsonl.gz", "snapshots"):
+            shutil.copy2(extra, out / extra.name) if extra.is_file() else \
+                shutil.copytree(extra, out / extra.name)
+    for snapshot in (out / "snapshots").iterdir():  # unchanged bytes, the same names
+        if not (root / "snapshots" / snapshot.name).is_file():
+            raise RuntimeError(f"snapshot {snapshot.name} is new; refusing to replace {root}")
+    old = root.with_name(root.name + ".old")
+    root.rename(old)
+    out.rename(root)
+    shutil.rmtree(old)
+    return new

@@ -13,7 +13,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from rlvr_envs.tasks.repo.builder import run_suite_on_copy
 from rlvr_envs.tasks.repo.grading import files_of_tests
@@ -22,8 +22,11 @@ from rlvr_envs.tasks.repo.statements import render_statement
 
 from rlvr_envs.core.task import Task
 
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
-def passing_in(sandbox, task: Task) -> set[str]:
+
+def passing_in(sandbox: Sandbox, task: Task) -> set[str]:
     """The tests of the task's pristine tree that pass in `sandbox` (its whole suite)."""
     meta = task.metadata
     with tempfile.TemporaryDirectory(prefix="rlvr-reconcile-") as scratch:

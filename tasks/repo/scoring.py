@@ -7,6 +7,7 @@ directory the agent edited (what `submit` does). Both end in `grading.grade_chan
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import tempfile
 import threading
@@ -27,22 +28,19 @@ if TYPE_CHECKING:
 COMPONENTS = {"tests": 0.0}
 
 
-def make_sandbox(backend: Any = "auto", **options: Any):
+def make_sandbox(backend: str | Sandbox = "auto", **options: Any) -> Sandbox:
     """A sandbox for repo tasks (pytest must be importable, so bubblewrap keeps the Python
     installation's site-packages visible). Every name means what `get_sandbox` makes of it:
     "auto" the first backend that isolates here, "local" processes in their own namespaces,
     and plain processes only as "local-unsafe", asked for by name (with a warning): they can
     read the task files (gold patches included) and write the host."""
-    from rlvr_envs.sandbox import Sandbox, get_sandbox
+    from rlvr_envs.sandbox import Sandbox, auto_backend, backend_class, get_sandbox
 
     if isinstance(backend, Sandbox) or hasattr(backend, "run"):
         return backend
-    if backend == "auto":  # get_sandbox's order, each shown the installation's packages
-        from rlvr_envs.sandbox.bwrap import bwrap_problem
-        from rlvr_envs.sandbox.local import namespace_problem
-        backend = "bwrap" if bwrap_problem() is None else \
-            "local" if namespace_problem() is None else "docker"
-    if backend in ("bwrap", "local"):
+    if backend == "auto":
+        backend = auto_backend()
+    if "hide_site_packages" in inspect.signature(backend_class(backend).__init__).parameters:
         options.setdefault("hide_site_packages", False)
     return get_sandbox(backend, **options)
 
@@ -69,7 +67,7 @@ class RepoScorer(Scorer):
         self.last_run: GradeRun | None = None
 
     @property
-    def sandbox(self):
+    def sandbox(self) -> Sandbox:
         with self._lock:
             if self._sandbox is None:
                 self._sandbox = make_sandbox(self._sandbox_spec, **self._sandbox_options)

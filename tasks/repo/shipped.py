@@ -11,7 +11,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rlvr_envs.tasks.repo.builder import build_task, count_source_files, run_suite_on_copy
 from rlvr_envs.tasks.repo.records import write_tasks
@@ -19,6 +19,9 @@ from rlvr_envs.tasks.repo.snapshot import SHIPPED_DIR, materialise_snapshot, pac
 from rlvr_envs.tasks.repo.workspace import diff_trees
 
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 MINIREPOS = Path(__file__).resolve().parent / "minirepos"
 
@@ -36,7 +39,8 @@ def bug_patch(pristine: Path, file: str, find: str, replace: str) -> str:
         return diff_trees(pristine, buggy)
 
 
-def build_mini_tasks(sandbox, *, out_dir: Path = SHIPPED_DIR, location_prefix: str = "shipped",
+def build_mini_tasks(sandbox: Sandbox, *, out_dir: Path = SHIPPED_DIR,
+                     location_prefix: str = "shipped",
                      progress: Callable[[str], None] = lambda _: None) -> list[Task]:
     """Pack every mini repository and build one task per bug; write `tasks/mini.jsonl`."""
     bugs: list[dict[str, Any]] = json.loads((MINIREPOS / "bugs.json").read_text())

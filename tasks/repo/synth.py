@@ -25,7 +25,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from rlvr_envs.tasks.repo.builder import (
     TaskRejected,
@@ -42,6 +42,9 @@ from rlvr_envs.tasks.repo.snapshot import cache_dir, materialise_snapshot, pack_
 from rlvr_envs.tasks.repo.workspace import diff_trees
 
 from rlvr_envs.core.task import Task
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 #: small, well-tested, permissively licensed packages that pass their tests with plain pytest
 CANDIDATE_PACKAGES = ("toolz", "inflection", "boltons", "tabulate", "more-itertools")
@@ -129,8 +132,8 @@ def library_files(tree: Path) -> list[str]:
     return out
 
 
-def build_package_tasks(package: str, sandbox, *, max_tasks: int = 10, max_tries: int = 40,
-                        seed: int = 0, out_dir: Path | None = None,
+def build_package_tasks(package: str, sandbox: Sandbox, *, max_tasks: int = 10,
+                        max_tries: int = 40, seed: int = 0, out_dir: Path | None = None,
                         location_prefix: str = "cache", sdist: Path | None = None,
                         test_timeout: float = 300, test_args: Sequence[str] = (),
                         progress: Callable[[str], None] = lambda _: None) -> SynthesisReport:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlvr_envs.core.multiturn import ToolCallError, ToolSpec
+
+if TYPE_CHECKING:
+    from rlvr_envs.sandbox.base import Sandbox
 
 TOOL_SPECS = [
     ToolSpec("bash", "Run a bash command in the repository (your working directory). No "
@@ -175,7 +179,7 @@ def bash_argv(command: str, timeout: float, max_chars: int) -> list[str]:
             str(2 * keep), str(keep)]
 
 
-def tool_env(sandbox) -> dict[str, str]:
+def tool_env(sandbox: Sandbox) -> dict[str, str]:
     """Environment of every agent command: the task's interpreter first on PATH (as `python`,
     `python3` and `pytest` where it is a virtualenv or an installation's bin directory), user
     site-packages off, HOME outside the repository."""

@@ -27,5 +27,5 @@ def test_smollm2_is_rebuilt_unquantized_and_cached(tmp_path_factory, monkeypatch
     from rlvr_envs.agents.generation import sample_chats
 
     out = sample_chats(model, tokenizer, [[{"role": "user", "content": "What is 2+3?"}]],
-                       n=1, max_new_tokens=12, temperature=0)
+                       n=1, max_completion_length=12, temperature=0)
     assert "5" in out[0][0].text

@@ -44,7 +44,7 @@ def test_resolve_policy_names():
 def test_hf_policy_returns_token_ids_and_logprobs(tiny_model):
     policy = resolve_policy(str(tiny_model))
     chats = [[{"role": "user", "content": "Say the magic word."}]] * 2
-    params = SamplingParams(n=3, max_new_tokens=6, seed=1)
+    params = SamplingParams(n=3, max_completion_length=6, seed=1)
     out = policy.generate(chats, params)
     assert [len(g) for g in out] == [3, 3]
     for completion in (c for g in out for c in g):
@@ -53,7 +53,8 @@ def test_hf_policy_returns_token_ids_and_logprobs(tiny_model):
         assert all(lp <= 0.0 for lp in completion.logprobs)
     again = policy.generate(chats, params)
     assert [[c.text for c in g] for g in again] == [[c.text for c in g] for g in out]
-    greedy = policy.generate(chats[:1], SamplingParams(n=2, temperature=0, max_new_tokens=6))
+    greedy = policy.generate(chats[:1],
+                             SamplingParams(n=2, temperature=0, max_completion_length=6))
     assert greedy[0][0].token_ids == greedy[0][1].token_ids
 
 
@@ -99,6 +100,7 @@ def fake_server():
     thread.join(timeout=5)
 
 
+@pytest.mark.slow
 def test_openai_client_concurrency_and_choices(fake_server):
     url, state = fake_server
     policy = resolve_policy(f"openai:{url}#fake", concurrency=3)
@@ -109,6 +111,7 @@ def test_openai_client_concurrency_and_choices(fake_server):
     assert 1 < state["max_in_flight"] <= 3
 
 
+@pytest.mark.slow
 def test_openai_client_retries_then_fails_clearly(fake_server):
     from rlvr_envs.agents.openai_policy import EndpointError
 
@@ -156,6 +159,7 @@ def test_tool_loop_runs_a_policy_to_submit():
     assert silent.reward == 0.0 and silent.turns == 3
 
 
+@pytest.mark.slow
 def test_token_rollout_masks_env_tokens(tiny_model):
     from rlvr_envs.agents.models import load_model_and_tokenizer
     from rlvr_envs.agents.multiturn import token_rollout
@@ -163,7 +167,7 @@ def test_token_rollout_masks_env_tokens(tiny_model):
     model, tokenizer = load_model_and_tokenizer(tiny_model)
     env = MagicToolsEnv(max_turns=3)
     episode = token_rollout(model, tokenizer, env, env.source[0], max_turns=3,
-                            max_new_tokens=5, max_total_tokens=200)
+                            max_turn_tokens=5, max_total_tokens=200)
     assert len(episode.completion_ids) == len(episode.env_mask) == len(episode.logprobs)
     assert episode.turns == 3 and 0 in episode.env_mask and 1 in episode.env_mask
     model_tokens = [t for t, m in zip(episode.completion_ids, episode.env_mask) if m]
@@ -174,6 +178,7 @@ def test_token_rollout_masks_env_tokens(tiny_model):
     assert len(model_tokens) <= 15
 
 
+@pytest.mark.slow
 def test_token_rollout_passes_the_tool_schemas_to_the_chat_template(tiny_model):
     from rlvr_envs.agents.models import load_model_and_tokenizer
     from rlvr_envs.agents.multiturn import token_rollout
@@ -185,5 +190,52 @@ def test_token_rollout_passes_the_tool_schemas_to_the_chat_template(tiny_model):
                                "{% endif %}" + CHATML_TEMPLATE)
     env = MagicToolsEnv(max_turns=2)
     episode = token_rollout(model, tokenizer, env, env.source[0], max_turns=2,
-                            max_new_tokens=4, max_total_tokens=120)
+                            max_turn_tokens=4, max_total_tokens=120)
     assert "tool: look, submit" in tokenizer.decode(episode.prompt_ids)
+
+
+def test_fit_chat_keeps_the_task_and_the_newest_turns():
+    """A long episode is cut to the prompt budget: system message and task kept, the oldest
+    turns dropped first (with a note), and an overlong last turn keeps its tail."""
+    from rlvr_envs.agents.generation import encode, fit_chat, render_prompt
+    from rlvr_envs.agents.tiny import train_tiny_tokenizer
+
+    tok = train_tiny_tokenizer()
+
+    def length(chat):
+        return len(encode(tok, render_prompt(tok, chat)))
+
+    chat = [{"role": "system", "content": "tools: submit"}, {"role": "user", "content": "task"}]
+    for i in range(6):
+        chat += [{"role": "assistant", "content": f"call {i} " + "yes " * 20},
+                 {"role": "tool", "content": f"output {i} " + "no " * 20}]
+    assert fit_chat(tok, chat, length(chat)) == chat  # fits: unchanged
+    budget = length(chat[:2] + chat[-3:]) + 20
+    cut = fit_chat(tok, chat, budget)
+    assert length(cut) <= budget and cut[:2] == chat[:2] and cut[-1] == chat[-1]
+    assert "earlier message(s) left out" in cut[2]["content"] and len(cut) < len(chat)
+    tail = fit_chat(tok, chat[:2] + [{"role": "tool", "content": "no " * 400 + "END"}],
+                    length(chat[:2]) + 40)
+    assert length(tail) <= length(chat[:2]) + 40 and tail[-1]["content"].endswith("END")
+
+
+def test_hf_policy_cuts_long_prompts_and_sets_threads(tiny_model):
+    import torch
+
+    from rlvr_envs.agents.hf_policy import HFPolicy
+
+    before = torch.get_num_threads()
+    try:
+        policy = HFPolicy(str(tiny_model), max_prompt_tokens=60, threads=1)
+        chat = [{"role": "user", "content": "task"}] + [
+            {"role": "assistant" if i % 2 else "tool", "content": "yes no " * 30}
+            for i in range(8)]
+        out = policy.generate([chat], SamplingParams(max_completion_length=4, seed=0))[0][0]
+        assert len(out.extra["prompt_ids"]) <= 60 and torch.get_num_threads() == 1
+        # without a budget, the model's own context (1024) less the new tokens
+        assert HFPolicy(str(tiny_model)).prompt_budget(24) is None  # not loaded yet
+        assert policy.prompt_budget(24) == 60
+        policy.max_prompt_tokens = None
+        assert policy.prompt_budget(24) == 1000
+    finally:
+        torch.set_num_threads(before)

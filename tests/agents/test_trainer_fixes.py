@@ -35,6 +35,7 @@ def same_weights(a, b) -> bool:
 
 # -- PPO at temperature ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_ppo_logprobs_are_those_of_the_tempered_sampling_distribution(tiny_model):
     import torch
 
@@ -45,7 +46,7 @@ def test_ppo_logprobs_are_those_of_the_tempered_sampling_distribution(tiny_model
     model, tokenizer = load_model_and_tokenizer(tiny_model, DeviceSettings("cpu"))
     torch.manual_seed(0)
     samples = sample_chats(model, tokenizer, [[{"role": "user", "content": "Say it."}]], n=4,
-                           max_new_tokens=6, temperature=0.5)[0]
+                           max_completion_length=6, temperature=0.5)[0]
     ids, attention, mask = pack(samples, tokenizer.pad_token_id, "cpu")
     with torch.no_grad():
         logits = model(input_ids=ids, attention_mask=attention).logits
@@ -172,6 +173,7 @@ def test_distill_stages_redo_later_stages_and_reject_empty_traces(tiny_model, tm
     assert not Stages(tmp_path / "stages.json").current("student-sft", {"b": 1})
 
 
+@pytest.mark.slow
 def test_forward_kl_interleaves_families_in_one_optimiser(tiny_model):
     from rlvr_envs.agents.distill import forward_kl_on_traces
     from rlvr_envs.agents.models import DeviceSettings, load_model_and_tokenizer

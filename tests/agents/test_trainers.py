@@ -177,6 +177,7 @@ def test_distill_two_experts_into_one_student(tiny_model, tmp_path):
 
 # -- bad input ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bad_inputs_give_clear_errors(tiny_model, tmp_path):
     from rlvr_envs.agents.models import ModelLoadError, load_model_and_tokenizer
     from rlvr_envs.agents.tiny import build_tiny_model

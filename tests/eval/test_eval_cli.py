@@ -54,14 +54,14 @@ def test_named_run_and_overrides_are_recorded(rlvr, suite_file, tmp_path):
     runs = str(tmp_path / "runs")
     result = rlvr("eval", "-p", "random", "--suite", suite_file, "--runs-dir", runs, "--quiet",
                   "--run", "mine", "--seed", "7", "--n", "3", "--temperature", "0.2",
-                  "--max-new-tokens", "64", "--batch-size", "5")
+                  "--max-completion-length", "64", "--batch-size", "5")
     assert result.exit_code == 0, result.output
     with ResultStore(runs) as store:
         run = store.get_run("mine")
         assert store.count_episodes("mine") == 30
     assert run.config["seed"] == 7 and run.config["batch_size"] == 5
     assert run.config["entries"]["math"]["sampling"]["temperature"] == 0.2
-    assert run.config["entries"]["math"]["sampling"]["max_new_tokens"] == 64
+    assert run.config["entries"]["math"]["sampling"]["max_completion_length"] == 64
 
 
 @pytest.mark.parametrize("args,message", [
@@ -101,3 +101,15 @@ def test_an_unknown_name_from_the_agents_resolver_is_a_clean_error():
 
     with pytest.raises(registry.PolicyNotFound, match="unknown policy 'nope'"):
         registry.resolve_policy("nope")
+
+
+def test_the_old_token_cap_option_still_works_with_a_warning(rlvr, suite_file, tmp_path):
+    runs = str(tmp_path / "runs")
+    result = rlvr("eval", "-p", "gold", "--suite", suite_file, "--runs-dir", runs, "--quiet",
+                  "--max-new-tokens", "64")
+    assert result.exit_code == 0, result.output
+    assert "--max-new-tokens is deprecated; use --max-completion-length" in result.stderr
+    with ResultStore(runs) as store:
+        run = store.get_run("mathtest--gold")
+    assert run.config["entries"]["math"]["sampling"]["max_completion_length"] == 64
+    assert "--max-new-tokens" not in rlvr("eval", "--help").output

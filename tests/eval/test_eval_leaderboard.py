@@ -97,6 +97,7 @@ def test_page_is_self_contained(board):
     assert urls <= {"http://www.w3.org/2000/svg"}, urls  # the SVG namespace is a name, not a fetch
 
 
+@pytest.mark.slow
 def test_page_in_headless_chromium(board, tmp_path):
     chromium = _browser_or_skip()
     try:
@@ -164,6 +165,7 @@ def test_page_in_headless_chromium(board, tmp_path):
     assert requests and all(u.startswith("file://") for u in requests), requests
 
 
+@pytest.mark.slow
 def test_page_dom_after_scripts_in_plain_chromium(board):
     """Without Playwright: chromium --dump-dom prints the DOM after the page's script ran."""
     chromium = _browser_or_skip()

@@ -107,10 +107,10 @@ def test_shaping_monitors_flag_completions_the_env_did_not(tmp_path, write_suite
     class Hedger(NullPolicy):
         def generate(self, batch, params, **_):
             return [[Completion("It is \\boxed{1} or \\boxed{2}", num_tokens=9),
-                     Completion("x " * 40, num_tokens=params.max_new_tokens,
+                     Completion("x " * 40, num_tokens=params.max_completion_length,
                                 finish_reason="length")] for _ in batch]
 
-    suite = math_suite(n=2, k=[1], sampling={"max_new_tokens": 40})
+    suite = math_suite(n=2, k=[1], sampling={"max_completion_length": 40})
     result = evaluate(Hedger(), write_suite(suite), runs_dir=tmp_path)
     assert result.summary["monitors"]["several_answers"] == 10
     assert result.summary["monitors"]["length_at_cap"] == 10
@@ -195,7 +195,8 @@ def test_sampling_settings_reach_the_policy(tmp_path, write_suite):
             seen.append(params)
             return super().generate(batch, params, **kw)
 
-    suite = math_suite(sampling={"temperature": 0.3, "max_new_tokens": 77})
+    suite = math_suite(sampling={"temperature": 0.3, "max_completion_length": 77})
     evaluate(Recorder(), write_suite(suite), runs_dir=tmp_path, sampling={"top_p": 0.5})
-    assert {(p.temperature, p.max_new_tokens, p.top_p, p.n) for p in seen} == {(0.3, 77, 0.5, 3)}
+    assert {(p.temperature, p.max_completion_length, p.top_p, p.n)
+            for p in seen} == {(0.3, 77, 0.5, 3)}
     assert len({p.seed for p in seen}) == len(seen)  # one seed per unit

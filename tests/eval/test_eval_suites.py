@@ -92,7 +92,9 @@ def test_duplicate_tasks_from_seeds_are_evaluated_once(write_suite):
     resolved.close()
 
 
-@pytest.mark.parametrize("name", sorted(list_suites()))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow)  # a second each
+                                  if name in ("reasoning", "repo-heldout") else name
+                                  for name in sorted(list_suites())])
 def test_shipped_suites_parse_and_resolve_or_name_missing_envs(name):
     suite = load_suite(name)
     missing = sorted({e.env for e in suite.entries} - set(rlvr_envs.list_envs()))
@@ -112,3 +114,11 @@ def test_quick_suite_mixes_math_code_and_repo():
     envs = [e.env for e in suite.entries]
     assert "rlvr/Math-v0" in envs and "rlvr/HumanEval-v0" in envs and "rlvr/RepoEdit-v0" in envs
     assert json.loads(json.dumps(suite.definition))["name"] == "quick"
+
+
+def test_the_old_name_of_the_token_cap_is_read_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="'max_new_tokens' is now 'max_completion_length'"):
+        suite = parse_suite(math_suite(sampling={"max_new_tokens": 64}))
+    assert suite.entries[0].sampling == {"max_completion_length": 64}
+    with pytest.raises(SuiteError, match="give max_completion_length only"):
+        parse_suite(math_suite(sampling={"max_new_tokens": 64, "max_completion_length": 64}))

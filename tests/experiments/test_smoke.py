@@ -13,10 +13,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--model", "tiny", "--seeds", "0", "--tiny-warmup-epochs", "0.5", "--device", "cpu"]
 GRPO_SMALL = ["--steps", "2", "--train-tasks", "8", "--eval-tasks", "4", "--prompts-per-step",
-              "2", "--num-generations", "2", "--max-new-tokens", "8"]
+              "2", "--num-generations", "2", "--max-completion-length", "8"]
 CASES = {
     "exp1_sft_then_rl": ["--train-tasks", "6", "--eval-tasks", "4", "--ei-rounds", "1",
-                         "--samples-per-task", "2", "--grpo-steps", "1", "--max-new-tokens", "8"],
+                         "--samples-per-task", "2", "--grpo-steps", "1",
+                         "--max-completion-length", "8"],
     "exp2_length_normalisation": GRPO_SMALL,
     "exp3_kimi_length_penalty": GRPO_SMALL,
     "exp4_difficulty_filtering": GRPO_SMALL + ["--k", "2", "--pool", "8"],
@@ -61,9 +62,9 @@ def test_probe_prints_one_line_of_figures_per_setting(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()
              if line.startswith('{"model"')]  # (the tiny model's fit prints its own dicts)
-    assert [(r["temperature"], r["max_new_tokens"], r["samples"]) for r in lines] == [
+    assert [(r["temperature"], r["max_completion_length"], r["samples"]) for r in lines] == [
         (1.0, 6, 6), (0.0, 4, 3)]
     for r in lines:
         assert 0 <= r["correct"] <= r["samples"] and r["prompts"] == 3
         assert r["prompts_with_a_correct_sample"] <= r["prompts"]
-        assert 0 < r["tokens"] <= r["samples"] * r["max_new_tokens"]
+        assert 0 < r["tokens"] <= r["samples"] * r["max_completion_length"]

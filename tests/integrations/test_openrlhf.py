@@ -72,6 +72,7 @@ def test_single_turn_executor_contract(live_server):
             assert isinstance(value, list) and all(isinstance(v, float) for v in value)
 
 
+@pytest.mark.slow
 def test_sharded_over_two_endpoints_and_legacy_client(live_server):
     urls = [f"{live_server}/score?token={TOKEN}", f"{live_server}/get_reward?token={TOKEN}"]
     queries = [PROMPT + f"\\boxed{{{v}}}" for v in (42, 41, 42, 40, 42)]
@@ -87,6 +88,7 @@ def test_without_token_is_refused(live_server):
     assert reply.status_code == 401
 
 
+@pytest.mark.slow
 def test_exported_dataset_labels_round_trip(live_server, tmp_path):
     path = tmp_path / "prompts.jsonl"
     assert export_openrlhf("rlvr/Arithmetic-v0", 4, path, seed=2) == 4

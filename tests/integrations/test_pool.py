@@ -8,10 +8,13 @@ import time
 
 import httpx
 import psutil
+import pytest
 from pool_helpers import hostile_or_fine
 from server_helpers import start_rlvr_serve
 
 from rlvr_envs.integrations.pool import ScoringPool
+
+pytestmark = pytest.mark.slow  # worker processes, deadlines of seconds each
 
 
 def test_timeouts_and_crashes_cost_only_their_item():

@@ -52,6 +52,7 @@ def test_openrlhf_batch_cuts_the_prompt_off(client):
     assert [d["verifier"] for d in reply["details"]] == ["correct", "no_answer", "mismatch"]
 
 
+@pytest.mark.slow
 def test_label_forms(client):
     record = json.dumps({"prompt": "What is 6*7?", "answer": "42", "family": "math"})
     routed = json.dumps({"env": "rlvr/Arithmetic-v0", "env_kwargs": {"answer_format": "r1"},
@@ -77,6 +78,7 @@ def test_prompt_missing_from_query_scores_zero_with_reason(client):
     assert reply["details"][0]["verifier"] == "prompt_not_in_query"
 
 
+@pytest.mark.slow
 def test_large_completions_score_and_oversized_bodies_are_refused(client):
     big = "9" * 1_000_001  # this client's body limit is 256 KiB
     reply = score(client, responses=[big[:200_000] + "\\boxed{42}"], labels=["42"])

@@ -92,6 +92,7 @@ def test_completion_text_forms():
         completion_text(3)
 
 
+@pytest.mark.slow
 def test_no_torch_or_trl_at_import():
     code = ("import sys, rlvr_envs.integrations.trl, rlvr_envs.integrations.verl, "
             "rlvr_envs.integrations.server; "

@@ -12,7 +12,7 @@ from rlvr_envs.sandbox import Limits
 from rlvr_envs.tasks.code.humaneval import load_humaneval
 from rlvr_envs.tasks.code.scoring import CodeScorer
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.slow]  # containers, seconds each
 LIMITS = Limits(wall_time=8.0, memory_mb=256, max_processes=32)
 
 

@@ -198,3 +198,148 @@ def test_cold_path_still_grades(backend):
     assert scorer.score(task, always).reward == 0.0
     crash = scorer.score(task, "```python\nimport os\nos._exit(0)\n```")
     assert crash.reward == 0.0 and crash.verifier == "crashed"
+
+
+def test_candidates_run_in_the_jail(server):
+    """Where user namespaces work the zygote builds the view once (its jail) and forks each
+    candidate into fresh namespaces inside it — the path every test of this module takes."""
+    if not server.namespaces:
+        pytest.skip("user namespaces are unavailable here")
+    assert server.jail
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+def test_without_the_jail_each_candidate_builds_its_own_root(backend):
+    """The fallback where the jail cannot be built: every candidate gets its own user
+    namespace and root, with the same isolation."""
+    sandbox = get_sandbox(backend)
+    server = sandbox._new_fork_server({"probe": PROBE}, jail=False)
+    try:
+        if not server.namespaces:
+            pytest.skip("user namespaces are unavailable here")
+        assert not server.jail
+        child = Child(server)
+        view = child.run("""
+import os
+def attempt(fn):
+    try:
+        fn()
+        return "allowed"
+    except OSError as err:
+        return type(err).__name__
+result = {"pid": os.getpid(), "uid": os.getuid(), "cwd": os.getcwd(),
+          "write_usr": attempt(lambda: open("/usr/escape", "w")),
+          "write_tmp": attempt(lambda: open("/tmp/mine", "w").write("x"))}
+""")
+        child.close()
+        assert view == {"pid": 1, "uid": 65534, "cwd": "/tmp", "write_usr": view["write_usr"],
+                        "write_tmp": "allowed"} and view["write_usr"] != "allowed"
+    finally:
+        server.close()
+        sandbox.close()
+
+
+def test_what_one_run_leaves_is_gone_for_the_next(server):
+    """Two runs one after the other on the same zygote (the second gets the network
+    namespace the first had): no file in /tmp or /dev/shm, no process, no abstract socket
+    and no System V IPC object of the first is visible to the second."""
+    if not server.namespaces:
+        pytest.skip("user namespaces are unavailable here")
+    name = f"rlvr-test-{uuid.uuid4().hex[:8]}"
+    key = 0x5EED0000 + os.getpid() % 0xFFFF
+    first = Child(server)
+    planted = first.run(f"""
+import ctypes, os, socket, time
+open("/tmp/{name}", "w").write("secret")
+open("/dev/shm/{name}", "w").write("secret")
+listener = socket.socket(socket.AF_UNIX)
+listener.bind("\\0{name}")
+listener.listen(1)
+shm = ctypes.CDLL(None, use_errno=True).shmget({key}, 4096, 0o1666)  # IPC_CREAT | 0666
+if os.fork() == 0:  # a process left behind, holding the socket
+    os.setsid()
+    time.sleep(60)
+    os._exit(0)
+result = [sorted(os.listdir("/tmp")), shm >= 0]
+""")
+    assert planted == [[name], True]
+    first.close(wait=True)
+    second = Child(server)
+    seen = second.run(f"""
+import ctypes, os, socket
+probe = socket.socket(socket.AF_UNIX)
+try:
+    probe.connect("\\0{name}")
+    reached = True
+except OSError:
+    reached = False
+again = socket.socket(socket.AF_UNIX)
+again.bind("\\0{name}")  # the name is free again
+result = {{"files": [os.path.exists("/tmp/{name}"), os.path.exists("/dev/shm/{name}")],
+          "reached": reached, "pids": sorted(p for p in os.listdir("/proc") if p.isdigit()),
+          "shm": ctypes.CDLL(None, use_errno=True).shmget({key}, 0, 0)}}
+""")
+    second.close()
+    assert seen["files"] == [False, False] and not seen["reached"]
+    assert seen["pids"] in ([], ["1"]) and seen["shm"] == -1
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_candidate_that_attacks_its_zygote_changes_no_later_verdict(backend):
+    """A candidate that signals every pid it can name, tries to reach its parent and floods
+    its /tmp leaves the zygote serving: the next candidate is graded as before, by the same
+    zygote."""
+    from rlvr_envs.verify.code.grader import PROGRAMS
+    sandbox = get_sandbox(backend, fork_servers=1)
+    scorer = CodeScorer(sandbox, limits=Limits(wall_time=10, memory_mb=256))
+    task = load_humaneval().get("HumanEval/0")
+    attack = ("```python\nimport os, signal\n"
+              "for pid in [-1, 0, *range(1, 2000)]:\n"
+              "    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\n"
+              "for path in ('/proc/1/mem', '/proc/%d/mem' % os.getppid()):\n"
+              "    try:\n        open(path, 'wb').write(b'x')\n    except OSError:\n        pass\n"
+              "try:\n    open('/tmp/fill', 'wb').write(b'x' * (300 << 20))\nexcept OSError:\n"
+              "    pass\n"
+              "def has_close_elements(numbers, threshold):\n    return True\n```")
+    try:
+        assert scorer.score(task, scorer.gold_completion(task)).reward == 1.0
+        zygote = sandbox.fork_server(PROGRAMS)
+        for _ in range(3):
+            assert scorer.score(task, attack).reward == 0.0
+            assert scorer.score(task, scorer.gold_completion(task)).reward == 1.0
+        assert zygote.alive and sandbox.fork_server(PROGRAMS) is zygote
+    finally:
+        sandbox.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting on the host needs root")
+def test_a_mount_made_after_the_zygote_started_stays_out(server):
+    """The jail is built once, private: a writable mount that appears on the host later,
+    even under a directory of the view, never reaches a candidate."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    if not server.namespaces:
+        pytest.skip("user namespaces are unavailable here")
+    Child(server).close()  # the zygote is up before the mount
+    late = Path(sys.base_prefix).resolve() / f"rlvr-late-{uuid.uuid4().hex[:8]}"
+    late.mkdir()
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(late)], check=True)
+        (late / "secret").write_text("late")
+        child = Child(server)
+        seen = child.run(f"""
+import os
+try:
+    open({str(late / 'planted')!r}, 'w')
+    wrote = True
+except OSError:
+    wrote = False
+result = [os.path.exists({str(late / 'secret')!r}), wrote]
+""")
+        child.close()
+        assert seen == [False, False]
+        assert not (late / "planted").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(late)], check=False)
+        late.rmdir()

@@ -182,6 +182,7 @@ def test_local_unsafe_reaches_the_host_and_says_so(marker):
     assert seen["uid"] == os.getuid()
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_docker_run_reaches_only_its_own_files(docker_sandbox, marker):
     seen = run_probe(docker_sandbox, marker)

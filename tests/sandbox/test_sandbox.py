@@ -47,6 +47,7 @@ def test_files_stdin_collect_and_exit_code(sandbox):
     assert result.isolation == sandbox.name
 
 
+@pytest.mark.slow
 def test_deadline_kills_the_whole_group(sandbox):
     marker = f"rlvr-sleeper-{uuid.uuid4().hex[:8]}"
     result = sandbox.run(["sh", "-c", f"(exec -a {marker} sleep 30) & setsid sleep 30 & sleep 30"],
@@ -137,6 +138,27 @@ def test_auto_prefers_isolation_and_never_picks_unsafe_local(monkeypatch):
     assert unsafe.name == "local-unsafe"
 
 
+def test_info_lists_every_backend_of_the_mapping_and_the_auto_pick(monkeypatch, rlvr_cli):
+    import rlvr_envs.sandbox as sb
+    import rlvr_envs.sandbox.bwrap as bw
+    import rlvr_envs.sandbox.docker as dk
+    from rlvr_envs.sandbox.local import NamespaceSandbox
+
+    monkeypatch.setattr(bw, "bwrap_problem", lambda: "`bwrap` is not on PATH")
+    monkeypatch.setattr(dk, "docker_problem", lambda: "no Docker engine is reachable")
+    monkeypatch.setattr(NamespaceSandbox, "problem", classmethod(lambda cls: None))
+    result = rlvr_cli("sandbox", "info")
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines()
+            if line.startswith("│") and line.split("│")[1].strip()}
+    assert set(rows) == {"bwrap", "local (auto)", "docker", "local-unsafe"}
+    assert "`bwrap` is not on PATH" in rows["bwrap"] and "by name only" in rows["local-unsafe"]
+    assert sb.auto_backend() == "local"
+    # a backend added to the one mapping shows up with no other change
+    monkeypatch.setitem(sb.BACKEND_CLASSES, "extra", "rlvr_envs.sandbox.local:NamespaceSandbox")
+    assert "extra" in rlvr_cli("sandbox", "info").stdout
+
+
 def test_docker_unavailable_names_the_fix(monkeypatch):
     import rlvr_envs.sandbox.docker as dk
 
@@ -148,6 +170,8 @@ def test_docker_unavailable_names_the_fix(monkeypatch):
 def test_unknown_backend_and_bad_limits():
     with pytest.raises(ValueError, match="auto"):
         get_sandbox("chroot")
+    with pytest.raises(TypeError, match="no sandbox backend takes the options \\['wram'\\]"):
+        get_sandbox("auto", wram=False)
     with pytest.raises(ValueError, match="wall_time"):
         Limits(wall_time=0)
     with pytest.raises(TypeError, match="list of str"):

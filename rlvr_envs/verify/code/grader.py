@@ -240,10 +240,12 @@ class _Run:
             channel = self._take("candidate", _prepare_candidate)
             channel.deadline = deadline
             return channel, None
+        began = time.monotonic()
         proc = self.sandbox.spawn(_python(self.sandbox, "server.py"),
                                   files={"server.py": CANDIDATE_SERVER}, limits=self.limits)
         self.procs.append(proc)
-        return Channel.of_process(proc, deadline), proc
+        # the sandbox's start-up (a container's, until the process runs) is not the run's time
+        return Channel.of_process(proc, deadline + time.monotonic() - began), proc
 
     def driver_with_candidate(self, deadline: float):
         """A test driver whose candidate calls reach a fresh candidate server: a reusable
@@ -261,10 +263,13 @@ class _Run:
                 candidate.sock.close()  # the driver holds the candidate's other end now
             channel = Channel(self.driver.sock.fileno(), self.driver.sock.fileno(), deadline)
             return channel, None, None
+        began = time.monotonic()
         driver = self.sandbox.spawn(_python(self.sandbox, "driver.py"),
                                     files={"driver.py": TEST_DRIVER}, limits=self.limits)
         self.procs.append(driver)
         candidate_channel, candidate = self.candidate(deadline)
+        deadline += time.monotonic() - began
+        candidate_channel.deadline = deadline  # both started: the run's time starts now
         return Channel.of_process(driver, deadline), candidate_channel, candidate
 
     def close(self, clean: bool, driver_done: bool = False) -> None:
@@ -370,7 +375,8 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
     first = message.get("first_failure")
     if not ok and first is None:
         first = "no assert ran against the candidate" if not message.get("calls") else None
-    extra = {"calls": message.get("calls"), "asserts_run": message.get("asserts_run")}
+    extra = {"calls": message.get("calls"), "asserts_run": message.get("asserts_run"),
+             "batched": message.get("batched")}
     if not ok:
         return _verdict(run, "tests_failed", started, first, min(passed_asserts, total), total,
                         **extra)
@@ -447,16 +453,17 @@ def grade_stdio(sandbox: Sandbox, code: str, *, tests: Sequence[dict],
     """Run the program once per test (`input` on stdin); compare stdout to `output` here."""
     limits = Limits.coerce(limits)
     started = time.monotonic()
-    deadline = started + limits.wall_time
+    used = 0.0  # the runs' own time (a sandbox's start-up before each is not counted)
     passed, first, reason = 0, None, "tests_failed"
     for index, test in enumerate(tests):
-        left = deadline - time.monotonic()
+        left = limits.wall_time - used
         if left <= 0:
             reason, first = "timeout", first or f"no result within {limits.wall_time:g}s"
             break
         run_limits = Limits(**{**limits.__dict__, "wall_time": left})
         result = sandbox.run([sandbox.python, "-I", "-S", "solution.py"],
                              files={"solution.py": code}, stdin=test["input"], limits=run_limits)
+        used += result.duration
         if result.out_of_memory:
             reason = "memory"
             first = (f"test {index}: the run exceeded its memory budget of "

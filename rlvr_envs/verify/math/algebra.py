@@ -24,12 +24,17 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 from rlvr_envs.verify.math.polynomial import IMAGINARY, Poly, RationalFunction
+
+EULER = "\\e"  # Euler's number: transcendental, so it is kept as a variable of the polynomials
 from rlvr_envs.verify.math.surd import NotExact, Surd
 
-_TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^(){}\[\]=!])", re.ASCII)
-_FUNCTIONS = ("\\sin", "\\cos", "\\tan", "\\ln", "\\exp")
+_TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^(){}\[\]=!|_])", re.ASCII)
+_FUNCTIONS = ("\\sin", "\\cos", "\\tan", "\\ln", "\\exp", "\\log")
+# Tokens that end the argument of a function written without brackets (`\cos 2x + 1`).
+_ARGUMENT_END = frozenset(["+", "-", ")", "}", "]", "=", "|", None]) | set(_FUNCTIONS)
 _CONSTANTS = ("\\pi", "e", "i")
 _PRODUCT = {"*", "\\cdot", "\\times"}
 _MAX_TOKENS = 200
@@ -69,6 +74,7 @@ def _tokens(text: str) -> list[str]:
 class _Reader:
     def __init__(self, tokens: list[str]):
         self.tokens, self.pos = tokens, 0
+        self.bars = 0  # how many |...| are open here
 
     def peek(self) -> str | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -95,7 +101,11 @@ class _Reader:
                 node = ("/" if tok == "/" else "*", node, self.signed())
             elif tok is not None and tok[0].isdigit():
                 raise _Unsupported("two numbers side by side")
-            elif tok is not None and tok not in ("+", "-", ")", "}", "]", "=", "^"):
+            elif tok == "|" and self.bars:
+                return node  # the closing bar of |...|
+            elif tok == "\\frac" and _is_number(node):
+                raise _Unsupported("2\\frac{1}{3} is a mixed number, not a product")
+            elif tok is not None and tok not in ("+", "-", ")", "}", "]", "=", "^", "_"):
                 node = ("*", node, self.power())  # implicit product: 2x, (x+1)(x-1)
             else:
                 return node
@@ -140,6 +150,41 @@ class _Reader:
             return self._name(tok)
         raise _Unsupported(tok)
 
+    def function(self, name: str):
+        """`\\sin(x)`, `\\sin x`, `\\cos 2x`, `\\sin^2 x` (a power of the value), `\\log_2 8`,
+        `\\log x` (base 10, as math-verify reads it). `\\sin^{-1}` and other exponents that
+        are not positive integers are left to the symbolic path."""
+        base = None
+        if name == "\\log" and self.peek() == "_":
+            self.take()
+            base = self.group()
+        power = None
+        if self.peek() == "^":
+            self.take()
+            power = self.group()
+            if power[0] != "num" or power[1].denominator != 1 or power[1] < 1:
+                raise _Unsupported("a function raised to a power that is not 1, 2, 3, ...")
+        arg = self.atom() if self.peek() in ("(", "{") else self.bare_argument()
+        node = ("log", base or ("num", Fraction(10)), arg) if name == "\\log" else \
+            ("fn", name, arg)
+        return ("^", node, power) if power else node
+
+    def bare_argument(self):
+        """The argument of a function written without brackets: factors multiplied side by
+        side, up to the next + - = or function (`\\sin x \\cos x` is sin(x) cos(x), `\\sin x^2`
+        is sin(x^2)), as latex2sympy reads it. Anything less clear (`\\sin x / 2`) is refused."""
+        if self.peek() in _ARGUMENT_END or self.peek() in ("^", "_", "!"):
+            raise _Unsupported("function without an argument")
+        node = self.power()
+        while self.peek() not in _ARGUMENT_END:
+            tok = self.peek()
+            if tok in _PRODUCT or tok in ("/", "^", "_", "!") or tok[0].isdigit():
+                raise _Unsupported("unclear extent of a function argument")
+            node = ("*", node, self.power())
+        if self.peek() == "|" and not self.bars:
+            raise _Unsupported("unclear extent of a function argument")
+        return node
+
     def _name(self, tok: str):
         return ("const", tok) if tok in _CONSTANTS else ("var", tok)
 
@@ -152,6 +197,10 @@ class _Reader:
             self.take({"(": ")", "{": "}", "[": "]"}[tok])
             return node
         if tok == "\\frac":
+            two = self.peek()
+            if two is not None and len(two) == 2 and two.isdigit():  # \frac12 is 1/2
+                self.take()
+                return ("/", ("num", Fraction(int(two[0]))), ("num", Fraction(int(two[1]))))
             return ("/", self.group(), self.group())
         if tok in ("\\binom", "\\dbinom", "\\tbinom"):
             return ("binom", self.group(), self.group())
@@ -162,10 +211,14 @@ class _Reader:
                 self.take("]")
                 return ("root", index, self.group())
             return ("sqrt", self.group())
+        if tok == "|":
+            self.bars += 1
+            node = self.expr()
+            self.take("|")
+            self.bars -= 1
+            return ("abs", node)
         if tok in _FUNCTIONS:
-            if self.peek() not in ("(", "{"):
-                raise _Unsupported("function without brackets")
-            return ("fn", tok, self.atom())
+            return self.function(tok)
         if tok == "\\pi":
             return ("const", tok)
         if len(tok) == 1 and tok.isalpha():
@@ -173,10 +226,15 @@ class _Reader:
         raise _Unsupported(tok)
 
 
+def _is_number(node) -> bool:
+    return node[0] == "num" or (node[0] == "neg" and node[1][0] == "num")
+
+
 def _raise(tok):
     raise _Unsupported(tok)
 
 
+@lru_cache(maxsize=8192)
 def parse_algebra(text: str):
     """(kind, tree...) for an expression ("expr", tree) or equation ("eq", lhs, rhs); or None."""
     try:
@@ -214,6 +272,8 @@ def _exact(node) -> RationalFunction:
     if kind == "const":
         if node[1] == "i":
             return RationalFunction.variable(IMAGINARY)
+        if node[1] == "e":
+            return RationalFunction.variable(EULER)
         if node[1] != "\\pi":
             raise NotExact
         return RationalFunction.constant(Surd.pi())
@@ -240,12 +300,30 @@ def _exact(node) -> RationalFunction:
         if root is None:
             raise NotExact
         return RationalFunction.constant(root)
+    if kind == "abs":
+        return RationalFunction.constant(_modulus(_exact(node[1])))
     if kind == "fact":
         return RationalFunction.constant(_factorial(_exact(node[1]).as_fraction()))
     if kind == "binom":
         n, k = _exact(node[1]).as_fraction(), _exact(node[2]).as_fraction()
         return RationalFunction.constant(math.comb(_small_natural(n), _small_natural(k)))
     raise NotExact
+
+
+def _modulus(value: RationalFunction) -> Surd:
+    """|a + b i| for rationals a, b (a constant numerator a + b i over a rational denominator)."""
+    den = value.den.constant_value()
+    den = den.as_fraction() if den is not None else None
+    parts = {(): Fraction(0), ((IMAGINARY, 1),): Fraction(0)}
+    for monomial, coefficient in value.num.terms.items():
+        rational = coefficient.as_fraction()
+        if monomial not in parts or rational is None:
+            raise NotExact
+        parts[monomial] = rational
+    if den is None:
+        raise NotExact
+    a, b = parts[()] / den, parts[((IMAGINARY, 1),)] / den
+    return Surd.rational(abs(a)) if not b else Surd.rational(a * a + b * b).sqrt()
 
 
 def _exact_power(base: RationalFunction, exponent_rf: RationalFunction) -> RationalFunction:
@@ -343,6 +421,16 @@ def _enclosure(node, env: dict[str, object]):
         if x.b < 0 and k % 2:
             return -iv.exp(iv.log(-x) / k)
         raise _NoEnclosure
+    if kind == "abs":
+        return abs(_enclosure(node[1], env))
+    if kind == "log":  # log_b x = ln x / ln b
+        base, arg = _enclosure(node[1], env), _enclosure(node[2], env)
+        if base.a <= 0 or arg.a <= 0:
+            raise _NoEnclosure
+        ln_base = iv.log(base)
+        if ln_base.a <= 0 <= ln_base.b:
+            raise _NoEnclosure
+        return iv.log(arg) / ln_base
     if kind == "fn":
         arg = _enclosure(node[2], env)
         if node[1] == "\\exp":
@@ -388,9 +476,22 @@ def _proved_different(gold_node, answer_node, names: list[str]) -> bool:
     return False
 
 
+def _uses(node, constant: str) -> bool:
+    return node == ("const", constant) or any(
+        isinstance(child, tuple) and _uses(child, constant) for child in node[1:])
+
+
 def _expressions_equal(gold_node, answer_node, names: list[str]) -> bool | None:
+    if gold_node == answer_node:  # the same tree, spelled differently: \\sin x and \\sin(x)
+        return True
     try:
-        return _exact(gold_node).same_as(_exact(answer_node))
+        same = _exact(gold_node).same_as(_exact(answer_node))
+        # e is a variable of the polynomials: equal ones are equal values, and since e is
+        # transcendental, different ones are different values, unless pi is there too
+        # (whether e and pi are algebraically independent is not known)
+        nodes = (gold_node, answer_node)
+        if same or not (any(_uses(n, "e") for n in nodes) and any(_uses(n, "\\pi") for n in nodes)):
+            return same
     except NotExact:
         pass
     return False if _proved_different(gold_node, answer_node, names) else None
@@ -416,6 +517,18 @@ def _equations_equal(gold, answer) -> bool | None:
         return True
     rest = (scaled_p - scaled_q).constant_value()
     return False if rest is not None and rest.terms else None
+
+
+def rational_value(text: str) -> Fraction | None:
+    """The exact rational value of a small expression without variables (`2 - 1`,
+    `\\frac{1}{2} - 1`, `2^{-3}`), else None."""
+    parsed = parse_algebra(text)
+    if parsed is None or parsed[0] != "expr" or _variables(parsed[1], set()):
+        return None
+    try:
+        return _exact(parsed[1]).as_fraction()
+    except (NotExact, ZeroDivisionError, OverflowError, ValueError, RecursionError):
+        return None
 
 
 def algebra_equal(gold: str, answer: str) -> bool | None:

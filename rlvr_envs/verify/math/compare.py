@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rlvr_envs.verify.math.algebra import algebra_equal
-from rlvr_envs.verify.math.fast import Assign, Letter, leaf_equal, parse_leaf, relation_union
+from rlvr_envs.verify.math.fast import Assign, Letter, Num, leaf_equal, parse_leaf, relation_union
 from rlvr_envs.verify.math.normalize import clean, closing_brace, matching_brace, split_top_level
 from rlvr_envs.verify.math.notation import EMPTY_SET, canonical, choice_with_value, paired
 from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
@@ -128,6 +128,16 @@ def aligned(gold: str, answer: str) -> tuple[str, str, bool | None]:
     return gold, answer, None
 
 
+def _plain_number(value, text: str) -> str:
+    """A number the fast reader read (`1{,}000{,}000`, `1\\frac12`) as an expression the
+    algebra reader takes (`1000000`, `3/2`), so it compares with `10^6`; else `text`."""
+    if isinstance(value, Num) and not value.percent and value.unit is None:
+        number = value.value
+        return f"{number.numerator}" if number.denominator == 1 else \
+            f"({number.numerator})/({number.denominator})"
+    return text
+
+
 def fast_equal(gold: str, answer: str) -> bool:
     if _spelling(gold) == _spelling(answer):
         return True
@@ -139,7 +149,7 @@ def fast_equal(gold: str, answer: str) -> bool:
     g, a = parse_leaf(gold), parse_leaf(answer)
     same = leaf_equal(g, a) if g is not None and a is not None else None
     if same is None:
-        same = algebra_equal(gold, answer)
+        same = algebra_equal(_plain_number(g, gold), _plain_number(a, answer))
     if same is None:
         raise NeedsSymbolic
     return same

@@ -17,6 +17,7 @@ from fractions import Fraction
 from functools import lru_cache
 from itertools import pairwise
 
+from rlvr_envs.verify.math.algebra import rational_value
 from rlvr_envs.verify.math.normalize import matching_brace, split_top_level
 
 
@@ -89,6 +90,7 @@ _INLINE_TEXT = re.compile(
 _NUMBER = re.compile(
     r"""(?P<sign>[+-]?)\s*(?:
         (?P<whole>\d{1,60})\s*\\frac\s*\{\s*(?P<mn>\d{1,60})\s*\}\s*\{\s*(?P<md>\d{1,60})\s*\}
+      | (?P<swhole>\d{1,60})\s*\\frac\s*(?P<smn>\d)(?P<smd>\d)
       | \\frac\s*\{\s*(?P<fsign>-?)\s*(?P<fn>\d{1,60}(?:\.\d{1,60})?)\s*\}\s*
                  \{\s*(?P<fd>\d{1,60}(?:\.\d{1,60})?)\s*\}
       | \\frac\s*(?P<sn>\d)(?P<sd>\d)
@@ -132,12 +134,15 @@ _RELATION_NAMES = {"\\leqslant": "<=", "\\geqslant": ">=", "\\leq": "<=", "\\geq
 
 
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
+_APPROX = re.compile(r"\\approx(?![a-zA-Z])|≈")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def qualifier_words(text: str) -> set[str]:
     """Words like 'or', 'approximately', 'correct' in an answer (outside LaTeX commands)."""
     words = {w.lower() for w in _WORD.findall(_COMMAND.sub(" ", text))}
+    if _APPROX.search(text):  # \approx 42 is a rounded value, not the answer
+        words.add("approx")
     return words & _QUALIFIERS
 
 
@@ -196,6 +201,8 @@ def parse_number(s: str) -> Num | None:
     try:
         if m.group("whole") is not None:  # a mixed number: 2\frac{1}{3} is 2 + 1/3
             value = int(m.group("whole")) + Fraction(int(m.group("mn")), int(m.group("md")))
+        elif m.group("swhole") is not None:  # 1\frac12
+            value = int(m.group("swhole")) + Fraction(int(m.group("smn")), int(m.group("smd")))
         elif m.group("fn") is not None:
             value = _fraction(m.group("fn")) / _fraction(m.group("fd"))
             if m.group("fsign"):
@@ -235,7 +242,10 @@ def _bound(s: str) -> Num | Inf | None:
     if inf:
         return Inf(-1 if inf.group(1) == "-" else 1)
     num = parse_number(s)
-    return num if num is not None and not num.percent and num.unit is None else None
+    if num is None:  # an unevaluated rational bound: 2 - 1, \frac{1}{2} - 1
+        value = rational_value(s)
+        return Num(value) if value is not None else None
+    return num if not num.percent and num.unit is None else None
 
 
 def _interval(s: str) -> Interval | None:
@@ -394,6 +404,32 @@ def _matrix(s: str) -> Matrix | None:
     return Matrix(tuple(rows), m.group(1) in ("vmatrix", "Vmatrix"))
 
 
+_REALS = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|\\R(?![a-zA-Z])|ℝ")
+_MINUS_POINTS = re.compile(r"\\setminus|\\backslash|\\smallsetminus|-|\\")
+
+
+def _reals_without(s: str) -> Interval | Union | None:
+    """`\\mathbb{R}` (all reals) and `\\mathbb{R} \\setminus \\{2, 3\\}` as intervals."""
+    m = _REALS.match(s)
+    if not m:
+        return None
+    rest = s[m.end():].strip()
+    if not rest:
+        return Interval(Inf(-1), Inf(1), True, True)
+    op = _MINUS_POINTS.match(rest)
+    if not op:
+        return None
+    rest = rest[op.end():].strip()
+    if not (rest.startswith("\\{") and rest.endswith("\\}")):
+        return None
+    points = [_bound(p) for p in split_top_level(rest[2:-2], ",")]
+    if not points or any(not isinstance(p, Num) for p in points):
+        return None
+    values = sorted({p.value for p in points})
+    ends = [Inf(-1)] + [Num(v) for v in values] + [Inf(1)]
+    return merge_intervals([Interval(a, b, True, True) for a, b in pairwise(ends)])
+
+
 @lru_cache(maxsize=8192)
 def parse_leaf(s: str) -> Value | None:
     """The fast value of one answer (no list separators left in it), or None."""
@@ -412,6 +448,10 @@ def parse_leaf(s: str) -> Value | None:
             return num
     if s[0] in "([":
         return _union(s) if _CUP.search(s) else _interval(s)
+    if s[0] in "\\ℝ":
+        reals = _reals_without(s)
+        if reals is not None:
+            return reals
     if s.startswith("\\begin"):
         return _matrix(s)
     if _RELOP.search(s):
@@ -448,12 +488,19 @@ def _interval_equal(a: Interval, b: Interval) -> bool:
             and _bound_equal(a.low, b.low) and _bound_equal(a.high, b.high))
 
 
-def _as_union(value: Rel | Union) -> Union | None:
+def _as_union(value: Rel | Union | Interval) -> tuple | None:
+    """The set as its canonical pieces: (low_open, low, high_open, high), sorted, disjoint,
+    none of them empty and no two touching (what `merge_intervals` makes); None when the
+    set is not given that way. Two such sets are equal exactly when their pieces are."""
     if isinstance(value, Union):
-        return Union(tuple((p.low_open, _key(p.low), p.high_open, _key(p.high)) for p in value.parts))
-    if value.interval is None and value.excluded is not None:  # x != v
+        return tuple((p.low_open, _key(p.low), p.high_open, _key(p.high)) for p in value.parts)
+    interval = value if isinstance(value, Interval) else value.interval
+    if interval is not None:
+        piece = merge_intervals([interval])
+        return _as_union(Union((piece,))) if isinstance(piece, Interval) else None
+    if value.excluded is not None:  # x != v
         v = value.excluded.value
-        return Union(((True, float("-inf"), True, v), (True, v, True, float("inf"))))
+        return ((True, float("-inf"), True, v), (True, v, True, float("inf")))
     return None
 
 
@@ -467,10 +514,14 @@ def leaf_equal(gold: Value, answer: Value) -> bool | None:
         return gold.interval is not None and _interval_equal(gold.interval, answer)
     if isinstance(answer, Rel) and isinstance(gold, Interval):
         return answer.interval is not None and _interval_equal(gold, answer.interval)
-    if isinstance(gold, Rel | Union) and isinstance(answer, Rel | Union) and \
-            type(gold) is not type(answer):
-        return _as_union(gold) == _as_union(answer) or None
+    if isinstance(gold, Rel | Union | Interval) and isinstance(answer, Rel | Union | Interval) \
+            and type(gold) is not type(answer):
+        gold_set, answer_set = _as_union(gold), _as_union(answer)
+        return None if gold_set is None or answer_set is None else gold_set == answer_set
     if type(gold) is not type(answer):
+        if {type(gold), type(answer)} == {Letter, Text} and \
+                len((answer if isinstance(answer, Text) else gold).words) == 1:
+            return False  # another alphabet's letter: Cyrillic А is not A
         if isinstance(gold, Text) or isinstance(answer, Text):
             return False if (gold.wordy if isinstance(gold, Text) else answer.wordy) else None
         return False

@@ -16,11 +16,15 @@ from functools import lru_cache
 import math_verify.parser
 from math_verify import LatexExtractionConfig, parse, verify
 from sympy import (
+    QQ,
+    ZZ,
     Basic,
     Eq,
     Expr,
     Float,
     I,
+    Poly,
+    PolynomialError,
     Pow,
     Rational,
     Symbol,
@@ -34,6 +38,7 @@ from sympy import (
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 from rlvr_envs.verify.math.compare import NeedsSymbolic, aligned, fast_equal, gold_shape, judge
+from rlvr_envs.verify.math.direct import to_sympy
 
 math_verify.parser.TIMEOUT_WARNING_SHOWN = True  # the worker's deadline is the caller's timeout
 logging.getLogger("math_verify").setLevel(logging.ERROR)
@@ -59,6 +64,11 @@ def _exact(expr):
 
 @lru_cache(maxsize=1024)
 def parse_symbolic(text: str) -> tuple:
+    """The parsed answer: read directly (`direct.to_sympy`) when it is a small expression or
+    equation, else by math-verify (latex2sympy), decimals made exact."""
+    direct = to_sympy(text)
+    if direct is not None:
+        return (direct,)
     found = parse(f"${text}$", extraction_config=_LATEX, fallback_mode="no_fallback",
                   parsing_timeout=None)
     return tuple(_exact(x) for x in found)
@@ -110,6 +120,38 @@ def _proportional(a, b) -> bool:
     return not ratio.free_symbols and ratio != 0 and bool(ratio.is_finite)
 
 
+def _rational_polys(p, q, symbols: list) -> tuple | None:
+    """p and q as nonzero polynomials in `symbols` with rational coefficients, else None."""
+    if not symbols:
+        return None
+    try:
+        polys = Poly(p, *symbols), Poly(q, *symbols)
+    except PolynomialError:
+        return None
+    if any(poly.domain not in (ZZ, QQ) or poly.is_zero for poly in polys):
+        return None
+    return polys
+
+
+def _same_equation(p, q, symbols: list) -> bool | None:
+    """Whether p = 0 and q = 0 are the same equation, when that is proved cheaply.
+
+    Same: p and q are proportional (exactly: polynomial coefficients, else a constant ratio
+    after cancellation). Different: p and q are square-free polynomials with rational
+    coefficients that are not proportional: by the Nullstellensatz, square-free polynomials
+    with the same (complex) zeros are proportional, so `(x+1)^2 + (y-2)^2 = 9` is not
+    `(x-1)^2 + (y+2)^2 = 9` without solving either (what math-verify would do)."""
+    polys = _rational_polys(p, q, symbols)
+    if polys is None:
+        return True if _proportional(p, q) else None
+    first, second = polys
+    if first * second.LC() == second * first.LC():
+        return True
+    if not first.is_ground and not second.is_ground and first.is_sqf and second.is_sqf:
+        return False
+    return None
+
+
 def quick_compare(gold, answer) -> bool | None:
     """A verdict that needs no simplify/solve, when one is proved; else None.
 
@@ -129,8 +171,7 @@ def quick_compare(gold, answer) -> bool | None:
             if (isinstance(lhs, Symbol) and lhs == answer.lhs and lhs not in gold.rhs.free_symbols
                     and lhs not in answer.rhs.free_symbols):
                 return False if _differ(gold.rhs, answer.rhs, symbols) else None
-            if _proportional(gold.lhs - gold.rhs, answer.lhs - answer.rhs):
-                return True
+            return _same_equation(gold.lhs - gold.rhs, answer.lhs - answer.rhs, symbols)
     except Exception:  # noqa: BLE001 - any trouble here just means: ask math-verify
         return None
     return None
@@ -221,5 +262,7 @@ def clear_caches() -> None:
         cached.cache_clear()
     parse_symbolic.cache_clear()
     gold_shape.cache_clear()
+    from rlvr_envs.verify.math.algebra import parse_algebra
     from rlvr_envs.verify.math.fast import parse_leaf
     parse_leaf.cache_clear()
+    parse_algebra.cache_clear()

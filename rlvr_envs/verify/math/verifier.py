@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from rlvr_envs.core.prompts import check_answer_format
 from rlvr_envs.verify.math import cache, deadline
+from rlvr_envs.verify.math.algebra import parse_algebra
 from rlvr_envs.verify.math.compare import (
     NeedsSymbolic,
     Shape,
@@ -276,6 +277,7 @@ def clear_caches() -> None:
     """Forget cached verdicts, parsed golds and answers here and in the workers (for fair
     benchmarks)."""
     parse_leaf.cache_clear()
+    parse_algebra.cache_clear()
     gold_shape.cache_clear()
     _checked_gold.cache_clear()
     _text_gold_problem.cache_clear()

@@ -41,6 +41,7 @@ def test_counts_levels_and_skips_with_reasons():
         "Number-Theory", "Inequality", "Polynomial", "Sequence", "Combinatorics"}
 
 
+@pytest.mark.slow
 def test_env_gold_one_empty_zero_and_level_filter():
     env = gym.make("rlvr/CHAMP-v0", difficulty=1)
     for seed in range(3):

@@ -125,6 +125,7 @@ def test_arithmetic_env_serves_only_arithmetic():
 TOWER = "\\boxed{9^{9^{9^{9}}}}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("on_timeout, reward", [("zero", 0.0), ("none", None)])
 def test_on_timeout_reaches_the_env_and_trl(on_timeout, reward):
     import math

@@ -47,6 +47,7 @@ def test_same_seed_same_task_and_seeds_differ(name):
         assert len(prompts) >= 3, f"{name} L{level} repeats itself: {prompts}"
 
 
+@pytest.mark.slow
 def test_generation_is_identical_in_another_process_with_another_hash_seed():
     here = str(Path(__file__).parent)
     code = f"import sys; sys.path.insert(0, {here!r}); import test_math_generators as t; " \

@@ -129,7 +129,8 @@ def test_scorer_pickles():
     assert scorer.score(Task.from_dict(task), answer(task["answer"])).reward == 1.0
 
 
-@pytest.mark.parametrize("env_id", ["rlvr/ReasoningGym-v0", "rlvr/CHAMP-v0",
+@pytest.mark.parametrize("env_id", ["rlvr/ReasoningGym-v0",
+                                    pytest.param("rlvr/CHAMP-v0", marks=pytest.mark.slow),
                                     *(f"rlvr/RG-{suffix}-v0" for suffix in CURATED.values())])
 def test_rlvr_check_passes(env_id):
     from rlvr_envs.checks import check_env_id

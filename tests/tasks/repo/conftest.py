@@ -51,9 +51,11 @@ ISOLATING = {"local": "namespace_sandbox", "bwrap": "isolated_sandbox",
              "docker": "repo_docker_sandbox"}
 
 
-@pytest.fixture(params=sorted(ISOLATING))
+@pytest.fixture(params=[name if name == "bwrap" else pytest.param(name, marks=pytest.mark.slow)
+                        for name in sorted(ISOLATING)])
 def isolating_sandbox(request):
-    """Each backend that isolates the host: local (namespaces), bwrap, docker."""
+    """Each backend that isolates the host: local (namespaces), bwrap, docker. The fast suite
+    (`-m "not slow"`) plays bubblewrap only, the backend `auto` picks where it works."""
     return request.getfixturevalue(ISOLATING[request.param])
 
 

@@ -50,3 +50,45 @@ def test_audit_local_backend(local_backend):
 def test_audit_docker(repo_docker_sandbox):
     rows = _audit(repo_docker_sandbox)
     assert rows
+
+
+@pytest.mark.slow
+def test_full_audit_checks_each_property_resumes_and_reports(repo_sandbox, tmp_path):
+    """The pack's audit: a good task passes every check; a task whose FAIL_TO_PASS holds a
+    test that already passes on the buggy tree fails `base_fails` (and only it); the journal
+    makes a second run audit nothing; the report holds the rows and the summary."""
+    import json
+
+    from rlvr_envs.tasks.repo.audit import FULL_CHECKS, run_full_audit, write_report
+    from rlvr_envs.tasks.repo.records import load_repo_tasks
+
+    from rlvr_envs.core.task import Task
+
+    good = load_repo_tasks("shipped", repos=["intervals"])[0]
+    meta = dict(good.metadata)
+    meta["FAIL_TO_PASS"] = [*meta["FAIL_TO_PASS"], meta["PASS_TO_PASS"][0]]
+    meta["PASS_TO_PASS"] = meta["PASS_TO_PASS"][1:]
+    meta["num_failing"] = len(meta["FAIL_TO_PASS"])
+    bad = Task.from_dict(good.to_dict() | {"id": "", "source_id": good.source_id + "-bad",
+                                           "metadata": meta})
+    journal = tmp_path / "audit.jsonl"
+    seen = []
+    rows = run_full_audit([good, bad], journal, sandbox=repo_sandbox, package_env=False,
+                          progress=seen.append)
+    assert [r.task for r in seen] == [good.source_id, bad.source_id]
+    assert rows[good.source_id]["ok"] and set(rows[good.source_id]["checks"]) == set(FULL_CHECKS)
+    failed = {k for k, v in rows[bad.source_id]["checks"].items() if not v}
+    assert failed == {"base_fails"} and "1 of" in rows[bad.source_id]["detail"]
+    again = []
+    run_full_audit([good, bad], journal, sandbox=repo_sandbox, package_env=False,
+                   progress=again.append)
+    assert again == [] and len(journal.read_text().splitlines()) == 2
+    out = tmp_path / "report.json"
+    write_report(out, {"bwrap": journal}, pack="test", command="rlvr ...", date="2026-12-03")
+    write_report(out, {"docker": journal}, pack="test")  # another backend: both kept
+    report = json.loads(out.read_text())
+    assert set(report["backends"]) == {"bwrap", "docker"}
+    summary = report["backends"]["bwrap"]["summary"]
+    assert summary["tasks"] == 2 and summary["passed"] == 1
+    assert summary["failed"] == [bad.source_id] and summary["failed_checks"]["base_fails"] == 1
+    assert report["backends"]["bwrap"]["tasks"][good.source_id]["ok"] is True

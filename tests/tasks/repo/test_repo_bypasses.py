@@ -73,7 +73,13 @@ def test_pytest_knows_no_config_name_we_do_not_test():
     assert set(findpaths.CONFIG_LOADERS_BY_NAME) <= set(CONFIGS)
 
 
-@pytest.mark.parametrize("name", sorted(CONFIGS))
+def fast_first(names):
+    """The first name in the fast suite, the rest marked slow (each is an episode with a
+    pytest run)."""
+    return [names[0], *(pytest.param(n, marks=pytest.mark.slow) for n in names[1:])]
+
+
+@pytest.mark.parametrize("name", fast_first(["pytest.ini", *sorted(set(CONFIGS) - {"pytest.ini"})]))
 def test_a_config_file_of_any_name_is_ignored(backend, calc_task, name):
     episode, run = play(backend, calc_task, [create("minicalc/evil.py", EVIL_PLUGIN),
                                              create(name, CONFIGS[name])])
@@ -92,9 +98,9 @@ def test_user_site_packages_in_the_tree_are_never_loaded(backend, calc_task):
     assert f"{site}/pytest.py" in episode.info["protected_paths_dropped"]
 
 
-@pytest.mark.parametrize("module", ["pdb.py", "cmd.py", "code.py", "codeop.py",
-                                    "unittest/__init__.py", "xml/__init__.py",
-                                    "pluggy/__init__.py", "faulthandler.py"])
+@pytest.mark.parametrize("module", fast_first(["pdb.py", "cmd.py", "code.py", "codeop.py",
+                                               "unittest/__init__.py", "xml/__init__.py",
+                                               "pluggy/__init__.py", "faulthandler.py"]))
 def test_standard_library_and_pytest_dependencies_cannot_be_shadowed(backend, calc_task,
                                                                     module):
     episode, run = play(backend, calc_task, [create(module, SHADOW + "import os\nos._exit(0)\n")])

@@ -59,6 +59,7 @@ def test_honest_fix_scores_one(repo_env, calc_task):
     assert "precedence + 1" in episode.info["agent_patch"]
 
 
+@pytest.mark.slow
 def test_reading_the_fix_from_git_history_finds_nothing(repo_env, calc_task):
     probes = ["git log --all --oneline", "git reflog", "git fsck --lost-found --unreachable",
               "cat .git/packed-refs; ls .git/refs/*", "git stash list; git tag",
@@ -73,9 +74,11 @@ def test_reading_the_fix_from_git_history_finds_nothing(repo_env, calc_task):
 
 
 @pytest.mark.parametrize("hack", [
-    "edit_failing_tests", "delete_failing_tests", "conftest_forces_pass", "conftest_skips",
-    "pytest_skip_in_tests", "skip_from_library_code", "xfail_marker", "edit_pytest_config",
-    "new_pytest_ini", "forged_passed_lines", "marker_file", "sitecustomize",
+    "edit_failing_tests", "conftest_forces_pass",
+    *(pytest.param(hack, marks=pytest.mark.slow) for hack in (
+        "delete_failing_tests", "conftest_skips", "pytest_skip_in_tests",
+        "skip_from_library_code", "xfail_marker", "edit_pytest_config", "new_pytest_ini",
+        "forged_passed_lines", "marker_file", "sitecustomize")),
 ])
 def test_hack_scores_zero(repo_env, calc_task, hack):
     actions = {
@@ -152,13 +155,16 @@ sys.exit(0)
 '''
 
 
-@pytest.mark.parametrize("where", ["pytest.py", "_pytest/__init__.py", "minicalc/pytest.py"])
+@pytest.mark.parametrize("where", ["pytest.py", *(pytest.param(w, marks=pytest.mark.slow)
+                                                   for w in ("_pytest/__init__.py",
+                                                             "minicalc/pytest.py"))])
 def test_shadowing_pytest_with_a_fake_that_writes_the_report(repo_env, calc_task, where):
     """A `pytest` module in the repo that forges the report must never be the one that runs."""
     episode = play(repo_env, calc_task, [create(where, FAKE_PYTEST)])
     assert episode.reward == 0.0 and episode.info["verifier"] == "tests_failed"
 
 
+@pytest.mark.slow
 def test_background_process_is_killed_at_submit(unsafe_local_sandbox, calc_task, tmp_path):
     """A detached loop that would plant a pass-forcing conftest in the grader's tree must be
     dead before grading starts (plain local processes: the hardest case, the host is shared)."""

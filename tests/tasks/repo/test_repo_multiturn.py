@@ -140,6 +140,7 @@ def test_agent_tools_on_every_backend(tool_env):
     assert obs.splitlines()[0] == "0"
 
 
+@pytest.mark.slow
 def test_bash_timeout_kills(repo_env):
     repo_env.reset(seed=0)
     obs, *_ = repo_env.step({"name": "bash", "arguments": {"command": "sleep 30", "timeout": 1}})

@@ -165,6 +165,31 @@ def test_combinations_need_disjoint_failures_and_separate_hunks():
     assert groups == {("a", "d"), ("b", "c"), ("b", "d"), ("c", "d"), ("b", "c", "d")}
 
 
+@pytest.mark.slow
+def test_update_pack_drops_tasks_and_stores_pass_rates(built, tmp_path):
+    from rlvr_envs.tasks.repo.pack import read_pack, update_pack, write_pack
+    from rlvr_envs.tasks.repo.records import read_tasks
+
+    _, out, _, _, _ = built
+    tasks = read_tasks(out / "tasks" / "intervals.jsonl")  # the journal's, 2 or more
+    assert len(tasks) >= 2
+    root = tmp_path / "p"
+    write_pack(tasks, root, name="mine", build_dir=out)
+    (root / "audit.json").write_text("{}")
+    before = {t.id: t.split for t in read_pack(root)}
+    manifest = update_pack(root, drop=[tasks[0].source_id], pass_rates={tasks[1].id: 0.5},
+                           pass_rate_source="revert-search k=1")
+    after = read_pack(root)
+    assert manifest["tasks"] == len(after) == len(tasks) - 1
+    assert tasks[0].id not in {t.id for t in after}
+    assert {t.id: t.split for t in after} == {k: v for k, v in before.items()
+                                              if k != tasks[0].id}  # ids, splits kept
+    rates = {t.id: t.difficulty.pass_rate for t in after}
+    assert rates == {t.id: 0.5 if t.id == tasks[1].id else None for t in tasks[1:]}
+    assert manifest["pass_rates"] == {"tasks": 1, "measured_by": "revert-search k=1"}
+    assert (root / "audit.json").read_text() == "{}" and not (tmp_path / "p.tmp").exists()
+
+
 def test_shipped_pack_counts_licences_and_held_out_split():
     import tarfile
 
@@ -173,7 +198,8 @@ def test_shipped_pack_counts_licences_and_held_out_split():
 
     manifest = pack_manifest("pypi")
     tasks = read_pack("pypi")
-    assert manifest["tasks"] == len(tasks) >= 300
+    assert manifest["tasks"] == len(tasks) == 302  # 313 built, 11 failed the Docker audit
+    assert sum(t.split == "test" for t in tasks) == 55
     packages = manifest["packages"]
     assert len(packages) >= 15
     held_out = set(manifest["held_out"])
@@ -201,6 +227,26 @@ def test_shipped_pack_counts_licences_and_held_out_split():
                if line.startswith("+") and not line.startswith("+++")]
         assert not [line for line in fix if len(line) > 12 and line in task.prompt], \
             task.source_id
+
+
+def test_shipped_pack_audit_report_covers_every_task():
+    """The pack's audit report (rlvr tasks audit-repo --full): every task of the pack passed
+    every check on Docker; the tasks that failed are no longer in the pack."""
+    import json
+
+    from rlvr_envs.tasks.repo.audit import FULL_CHECKS
+    from rlvr_envs.tasks.repo.pack import PACKS_DIR, read_pack
+
+    report = json.loads((PACKS_DIR / "pypi" / "audit.json").read_text())
+    assert report["checks"] == list(FULL_CHECKS)
+    ids = {t.source_id for t in read_pack("pypi")}
+    for backend, entry in report["backends"].items():
+        rows, summary = entry["tasks"], entry["summary"]
+        assert summary["tasks"] == len(rows) and summary["passed"] + len(summary["failed"]) \
+            == len(rows)
+        assert not set(summary["failed"]) & ids, backend  # failures were dropped
+        assert all(rows[t]["ok"] and all(rows[t]["checks"].values()) for t in ids & set(rows))
+    assert ids <= set(report["backends"]["docker"]["tasks"])  # Docker audited them all
 
 
 @pytest.mark.slow

@@ -79,6 +79,7 @@ def test_bad_records_get_clear_errors(swe_record, tmp_path):
     assert len(import_swebench(path, {"local/minicalc": root / "local__minicalc"})) == 1
 
 
+@pytest.mark.slow
 def test_imported_task_is_graded_like_every_repo_task(swe_record, repo_sandbox):
     record, root, fixed_commit = swe_record
     task = import_swebench_record(record, root)

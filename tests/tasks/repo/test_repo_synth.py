@@ -53,6 +53,7 @@ def test_sampling_spreads_over_operators():
     assert len({m.operator for m in picked}) == 6
 
 
+@pytest.mark.slow
 def test_pipeline_builds_cached_tasks_that_pass_the_audit(tmp_path, monkeypatch, repo_sandbox):
     from rlvr_envs.tasks.repo.env import RepoEditEnv
     from rlvr_envs.tasks.repo.snapshot import cache_dir

@@ -148,7 +148,8 @@ def _attack_actions(canary: Path, workspace_depth: int) -> list[str]:
     return [format_tool_call("bash", {"command": script})]
 
 
-@pytest.mark.parametrize("backend", ["local-unsafe", "local", "bwrap", "docker"])
+@pytest.mark.parametrize("backend", ["bwrap", *(pytest.param(b, marks=pytest.mark.slow)
+                                              for b in ("local-unsafe", "local", "docker"))])
 def test_canary_outside_the_workspace_survives_the_link_attack(request, backend, canary,
                                                                calc_task):
     from rlvr_envs.tasks.repo.env import RepoEditEnv

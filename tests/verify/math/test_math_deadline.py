@@ -57,6 +57,7 @@ def fake_pool(tmp_path, monkeypatch):
     pool.close()
 
 
+@pytest.mark.slow
 def test_a_comparison_over_its_cpu_budget_is_a_timeout_and_the_worker_survives():
     clear_caches()
     pool = deadline.pool()
@@ -69,6 +70,7 @@ def test_a_comparison_over_its_cpu_budget_is_a_timeout_and_the_worker_survives()
     assert verify_math("\\boxed{\\sqrt{8}}", "2\\sqrt{2}", timeout=GENEROUS).correct
 
 
+@pytest.mark.slow
 def test_work_stuck_past_the_cpu_timer_is_killed_and_a_spare_answers_next(fake_pool):
     reply = fake_pool.call({"op": "spin"}, budget=0.2)
     assert reply["timeout"] and reply["stuck"] == "cpu" and reply["cpu"] > 0.2
@@ -78,12 +80,14 @@ def test_work_stuck_past_the_cpu_timer_is_killed_and_a_spare_answers_next(fake_p
                                                            "echo": "judge"}
 
 
+@pytest.mark.slow
 def test_the_wall_clock_backstop_ends_a_worker_that_gets_no_cpu(fake_pool):
     reply = fake_pool.call({"op": "sleep"}, budget=0.2, wall_timeout=0.5)
     assert reply == {"timeout": True, "stuck": "wall"}
     assert fake_pool.call({"op": "judge"}, budget=0.2)["reason"] == "correct"
 
 
+@pytest.mark.slow
 def test_call_many_goes_on_after_an_overrunning_item(fake_pool):
     items = [{"op": "judge"}, {"op": "spin"}, {"op": "judge"}]
     fake_pool.size = 1  # one chunk: the third item must go on in another worker
@@ -92,6 +96,7 @@ def test_call_many_goes_on_after_an_overrunning_item(fake_pool):
     assert replies[1]["stuck"] == "cpu" and replies[0]["reason"] == replies[2]["reason"] == "correct"
 
 
+@pytest.mark.slow
 def test_deadline_from_threads_and_asyncio():
     clear_caches()
     hostile = [(TOWER, "5")] * 3

@@ -50,10 +50,35 @@ FAST_PATH = [
     ("no sample points", "x^3", "x^3 + 10^{-40}x", False),
     # float evaluation proves a difference only when well-conditioned
     ("conditioning", "0", "\\sin(10^{100}\\pi)", None),
-    ("conditioning", "1", "e^{40}+1-e^{40}", None),
+    ("conditioning", "1", "\\exp(40)+1-\\exp(40)", None),
     ("conditioning", "\\cos(x)", "\\cos(x + 2\\pi \\cdot 10^{30})", None),
     ("conditioning", "\\sin(x)", "\\sin(x) + 10^{-20}", None),
-    ("conditioning", "e^2", "e^{2}", None),  # agreement in floating point is never a proof
+    ("conditioning", "\\sin(1)^2", "1 - \\cos(1)^2", None),  # float agreement is never a proof
+    # the same expression tree, spelled differently, is the same value
+    ("same tree", "e^2", "e^{2}", True),
+    ("same tree", "\\sin x", "\\sin(x)", True),
+    ("same tree", "\\cos 2x", "\\cos(2x)", True),
+    ("same tree", "\\sin^2 x", "(\\sin x)^2", True),
+    # functions without brackets, logarithms with a base, absolute values
+    ("bare argument", "\\cos 2x", "2\\cos x", False),
+    ("bare argument", "\\sin x \\cos x", "\\sin(x)\\cos(x)", True),
+    ("bare argument", "\\sin x / 2", "\\frac{\\sin x}{2}", None),  # unclear: not read
+    ("logarithm", "\\log_2 5", "\\log_5 2", False),
+    ("logarithm", "\\log_2 5", "\\frac{\\ln 2}{\\ln 5}", False),
+    ("logarithm", "\\log_2 5", "\\frac{\\ln 5}{\\ln 2}", None),  # equal: sympy proves it
+    ("absolute value", "5", "|3+4i|", True),
+    ("absolute value", "\\sqrt{2}", "|1-i|", True),
+    ("absolute value", "\\frac{1}{2}", "|-0.5|", True),
+    ("absolute value", "x", "|x|", False),  # x = -5/4
+    ("mixed number", "\\frac{7}{2}x", "3\\frac{1}{2}x", None),  # not read as 3 * 1/2
+    # e is transcendental: polynomials in e are equal exactly when their coefficients are
+    ("euler", "1", "e^{40}+1-e^{40}", True),
+    ("euler", "e^2 - 1", "(e-1)(e+1)", True),
+    ("euler", "e^{-1}", "\\frac{1}{e}", True),
+    ("euler", "\\frac{e^2}{2}", "\\frac{e}{2}", False),
+    ("euler", "e + \\pi", "\\pi + e", True),
+    ("euler", "e + \\pi", "e\\pi", False),      # proved by intervals, not by coefficients
+    ("euler", "e^{2x}", "(e^x)^2", None),           # e^x is not a polynomial in e
     ("conditioning", "\\sqrt{x^2}", "x", False),  # x = -5/4: 5/4 against -5/4, well apart
     ("conditioning", "\\ln(x)", "\\ln(x)+1", False),
     # decimals inside roots and powers are exact rationals before the operation
