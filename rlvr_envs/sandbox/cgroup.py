@@ -75,26 +75,61 @@ def memory_cgroup_available() -> bool:
     return available("memory")
 
 
-def _oom_kills(directory: Path, version: str) -> int:
+def _read_file(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()
+
+
+def _oom_kills(directory: str | Path, version: str, read=_read_file) -> int:
     """How many times the group hit its limit: OOM kills plus charges that failed at the
     limit (a tmpfs or memfd write there fails without a kill). Read only for runs that failed,
-    so a run that merely had page cache reclaimed at the limit is not misnamed."""
+    so a run that merely had page cache reclaimed at the limit is not misnamed. `read(path)`
+    returns a file's text."""
+    directory = str(directory)
     try:
         if version == "v2":
             hits = 0
-            for line in (directory / "memory.events").read_text().splitlines():
+            for line in read(directory + "/memory.events").splitlines():
                 key, _, value = line.partition(" ")
                 if key in ("max", "oom_kill"):
                     hits += int(value)
             return hits
         kills = 0
-        for line in (directory / "memory.oom_control").read_text().splitlines():
+        for line in read(directory + "/memory.oom_control").splitlines():
             key, _, value = line.partition(" ")
             if key == "oom_kill":
                 kills = int(value)
-        return kills + int((directory / "memory.failcnt").read_text())
+        return kills + int(read(directory + "/memory.failcnt"))
     except (OSError, ValueError):
         return 0
+
+
+def remove_stale(parents: dict[str, Path] | None = None) -> int:
+    """Remove the empty run groups (`rlvr-<pid>-…`) whose owner process no longer exists;
+    returns how many went. A group still holding a process is left alone (rmdir refuses)."""
+    removed = 0
+    for parent in set((parents if parents is not None else layout()[1]).values()):
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if len(parts) != 3 or parts[0] != "rlvr" or not parts[1].isdigit():
+                continue
+            if int(parts[1]) == os.getpid() or os.path.exists(f"/proc/{parts[1]}"):
+                continue
+            try:
+                os.rmdir(parent / name)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+@functools.lru_cache(maxsize=None)
+def _remove_stale_once() -> None:
+    remove_stale()
 
 
 class RunCgroup:
@@ -103,8 +138,14 @@ class RunCgroup:
 
     def __init__(self, max_pids: int, memory_bytes: int | None):
         self.version, parents = layout()
+        #: files of the group kept open while it lives (a pooled group serves many runs):
+        #: path → fd, read again with pread
+        self._fds: dict[str, int] = {}
         self.max_pids, self.memory_bytes = max_pids, memory_bytes
-        name = f"rlvr-{uuid.uuid4().hex[:12]}"
+        _remove_stale_once()
+        # the owner's pid in the name: a group left by a process that is gone (killed before
+        # its exit handlers ran) is removed by the next process that makes groups
+        name = f"rlvr-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.dirs: dict[str, Path] = {}
         for controller in ("pids", "memory"):
             parent = parents.get(controller)
@@ -153,7 +194,36 @@ class RunCgroup:
 
     def _oom_count(self) -> int:
         directory = self.dirs.get("memory")
-        return _oom_kills(directory, self.version) if directory is not None else 0
+        return _oom_kills(directory, self.version, self._read) if directory is not None else 0
+
+    def _fd(self, path: str | Path, flags: int = os.O_RDONLY) -> int:
+        key = f"{path}:{flags}"
+        fd = self._fds.get(key)
+        if fd is None:
+            fd = self._fds[key] = os.open(path, flags | os.O_CLOEXEC)
+        return fd
+
+    def _read(self, path: str | Path) -> str:
+        fd, chunks, offset = self._fd(path), [], 0
+        while True:
+            chunk = os.pread(fd, 1 << 16, offset)
+            if not chunk:
+                return b"".join(chunks).decode()
+            chunks.append(chunk)
+            offset += len(chunk)
+
+    def procs_fds(self) -> list[int]:
+        """Write-only fds of `procs_files` (open while the group lives): a process that
+        writes "0" into each joins the group."""
+        return [self._fd(path, os.O_WRONLY) for path in self.procs_files]
+
+    def _close_fds(self) -> None:
+        fds, self._fds = list(self._fds.values()), {}
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def out_of_memory(self) -> bool:
         """Whether the group hit its memory budget since it was made (or last reset)."""
@@ -167,7 +237,7 @@ class RunCgroup:
         members: set[int] = set()
         for procs in self.procs_files:
             try:
-                members.update(int(p) for p in Path(procs).read_text().split())
+                members.update(int(p) for p in self._read(procs).split())
             except (OSError, ValueError):
                 pass
         return sorted(members)
@@ -187,6 +257,7 @@ class RunCgroup:
 
     def remove(self) -> None:
         self.kill_all()
+        self._close_fds()
         for directory in set(self.dirs.values()):
             for _ in range(100):
                 try:

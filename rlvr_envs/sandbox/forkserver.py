@@ -389,15 +389,11 @@ class ForkJob:
                    "tmp_mb": tmp_mb, "shm_mb": shm_mb, "cgroups": 0,
                    "pids_cgroup": cgroup is not None and "pids" in cgroup.dirs}
         procs_fds = []
-        try:
-            if cgroup is not None:
-                self.cgroups.append(cgroup)
-                procs_fds = [os.open(path, os.O_WRONLY) for path in cgroup.procs_files]
-                message["cgroups"] = len(procs_fds)
-            self.server.send(message, fds + procs_fds)
-        finally:
-            for fd in procs_fds:
-                os.close(fd)
+        if cgroup is not None:
+            self.cgroups.append(cgroup)
+            procs_fds = cgroup.procs_fds()  # the group's own, kept open while it lives
+            message["cgroups"] = len(procs_fds)
+        self.server.send(message, fds + procs_fds)
         self.ids.append(ident)
 
     def out_of_memory(self) -> bool:

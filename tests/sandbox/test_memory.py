@@ -5,6 +5,7 @@ directory all count against `memory_mb`; a run that exceeds it is stopped and re
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
 
 import pytest
@@ -73,3 +74,23 @@ def test_every_tmpfs_has_a_size(backend):
     result = sandbox.run([sandbox.python, "-I", "-S", "-c", code], limits=LIMITS)
     sizes = [int(v) for v in result.stdout.split()]
     assert len(sizes) == 3 and all(0 < size <= BUDGET_MB for size in sizes), result
+
+
+def test_groups_of_a_dead_owner_are_removed_and_live_ones_kept():
+    from rlvr_envs.sandbox import cgroup
+    if not cgroup.layout()[1]:
+        pytest.skip("no writable cgroup filesystem here")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    parents = set(cgroup.layout()[1].values())
+    for parent in parents:
+        (parent / f"rlvr-{dead.pid}-stale").mkdir(exist_ok=True)
+    own = cgroup.RunCgroup.create(8)
+    try:
+        cgroup.remove_stale()
+        for parent in parents:
+            assert not (parent / f"rlvr-{dead.pid}-stale").exists()
+        assert all(d.exists() for d in own.dirs.values())
+    finally:
+        own.remove()
+    assert not any(d.exists() for d in own.dirs.values())

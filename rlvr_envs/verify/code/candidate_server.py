@@ -4,6 +4,11 @@ Protocol (one JSON object per line on the protocol channel):
   → {"op": "load", "code": str}           ← {"ok": true} | {"ok": false, "error": str}
   → {"op": "call", "name": str, "args": wire, "kwargs": wire}
                                            ← {"ok": true, "value": wire} | {"ok": false, "error": str}
+  → {"op": "batch", "calls": [{"name": str, "args": wire, "kwargs": wire}, ...]}
+                                           ← one call reply per call, in order
+A batch's replies go out together, in one write, once its last call has returned (a process
+that dies during a batch delivers none of them); after a failed load, a batch's calls are
+answered {"ok": false} without running anything.
 The channel is a socket from the test driver or the grader (`main`, in a fork-server child) or
 private copies of stdin/stdout (run as a script). The candidate's own fds 0/1/2 point at
 /dev/null. Nothing here is trusted: its peer only ever receives plain tagged data from this
@@ -22,11 +27,26 @@ def serve(in_fd, out_fd):
         _os.dup2(null, fd)
     dumps, loads = _json.dumps, _json.loads
 
-    def reply(message):
+    def reply(message, flush=True):
         proto_out.write(dumps(message).encode("utf-8") + b"\n")
-        proto_out.flush()
+        if flush:
+            proto_out.flush()
+
+    def call(request):
+        try:
+            function = namespace[request["name"]]
+            args = decode(request["args"])
+            kwargs = decode(request["kwargs"])
+            value = encode(function(*args, **kwargs))
+        except BaseException as err:  # noqa: BLE001 - reported to the grader
+            try:
+                return {"ok": False, "error": "%s: %s" % (type(err).__name__, err)}
+            except BaseException:  # noqa: BLE001 - an exception whose str() raises
+                return {"ok": False, "error": "exception in candidate"}
+        return {"ok": True, "value": value}
 
     namespace = {"__name__": "solution", "__builtins__": __builtins__}
+    loaded = False
     for line in proto_in:
         request = loads(line)
         if request["op"] == "load":
@@ -35,20 +55,14 @@ def serve(in_fd, out_fd):
             except BaseException as err:  # noqa: BLE001 - reported to the grader
                 reply({"ok": False, "error": "%s: %s" % (type(err).__name__, err)})
                 continue
+            loaded = True
             reply({"ok": True})
         elif request["op"] == "call":
-            try:
-                function = namespace[request["name"]]
-                args = decode(request["args"])
-                kwargs = decode(request["kwargs"])
-                value = encode(function(*args, **kwargs))
-            except BaseException as err:  # noqa: BLE001 - reported to the grader
-                try:
-                    reply({"ok": False, "error": "%s: %s" % (type(err).__name__, err)})
-                except BaseException:  # noqa: BLE001 - an exception whose str() raises
-                    reply({"ok": False, "error": "exception in candidate"})
-                continue
-            reply({"ok": True, "value": value})
+            reply(call(request))
+        elif request["op"] == "batch":
+            for item in request["calls"]:
+                reply(call(item) if loaded else {"ok": False, "error": "not loaded"}, False)
+            proto_out.flush()
 
 
 def main(channel):

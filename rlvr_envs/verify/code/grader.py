@@ -375,7 +375,8 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
     first = message.get("first_failure")
     if not ok and first is None:
         first = "no assert ran against the candidate" if not message.get("calls") else None
-    extra = {"calls": message.get("calls"), "asserts_run": message.get("asserts_run")}
+    extra = {"calls": message.get("calls"), "asserts_run": message.get("asserts_run"),
+             "batched": message.get("batched")}
     if not ok:
         return _verdict(run, "tests_failed", started, first, min(passed_asserts, total), total,
                         **extra)

@@ -9,6 +9,19 @@ relays the candidate's messages (a reply {"dead": true} means it has ended).
 Every `assert` in the test code is rewritten to record its verdict and go on, so the grader
 learns how many of the asserts passed; the check passes only when it ran to the end, no
 assert failed and every call produced a value.
+
+Connected straight to the candidate (a fork-server child), a check costs one round trip
+instead of one per call: a first pass runs the test code with proxies that only record the
+calls' arguments (a result's any use stops its statement: an assert is skipped, the test code
+goes on to its next calls), every recorded call goes to the candidate in one batch with the
+load request, and the real pass then takes each call's answer from the batch while its
+arguments are the recorded ones, in order; from the first call that differs (test code whose
+arguments depend on earlier results, or that went another way) it calls the candidate live.
+A candidate process that dies during the batch delivers none of its answers: every call of
+the batch then fails, as the calls after its death would live.
+Values are still decoded and compared here, in the real pass, exactly as live answers are.
+The first pass starts from the same `random` state as the real one, and is cut short after
+`COLLECT_SECONDS` (what it recorded by then is batched, the rest goes live).
   → {"op": "check", "code": str, "setup": str, "test": str, "entry": str|null, "names": [str],
      "compiled": {"python": sys.version, "code": hex marshal of (setup, test), "counted": [bool]}
                  (optional: the grader's compiled copy, used when the interpreter matches)}
@@ -23,6 +36,11 @@ import ast as _ast
 import json as _json
 import os as _os
 import sys as _sys
+
+#: bounds of one batch of calls (the first pass records no more) and of the first pass itself
+MAX_BATCH_CALLS = 1000
+MAX_BATCH_BYTES = 8 * 2**20
+COLLECT_SECONDS = 0.2
 
 
 class CandidateError(Exception):
@@ -39,7 +57,10 @@ class _Link:
     def send(self, message):
         """Written straight to the fd: a buffered writer whose peer died would keep the
         unsent bytes and flush them, when collected, into whatever fd reuses the number."""
-        data = memoryview(_json.dumps(message).encode("utf-8") + b"\n")
+        self.send_text(_json.dumps(message))
+
+    def send_text(self, text):
+        data = memoryview(text.encode("utf-8") + b"\n")
         while data:
             data = data[_os.write(self.out_fd, data):]
 
@@ -65,6 +86,11 @@ class _Link:
 class _State:
     grader = None
     candidate = None
+    batch = False      # whether calls go to the candidate in one batch (a direct channel)
+    collector = None   # the first pass's, while it runs
+    replay = []        # [(call payload, answer)] the batch brought, in call order
+    replay_at = 0
+    batched = 0        # calls answered from the batch
     dead = None
     bad_output = None
     calls = 0
@@ -94,13 +120,106 @@ def _ask_candidate(message):
     return answer
 
 
+class _Collecting(BaseException):
+    """Raised, during the first pass, at any use of a call's result (not known yet)."""
+
+
+class _StopCollecting(BaseException):
+    """Raised when the first pass has run for `COLLECT_SECONDS`."""
+
+
+class _Pending:
+    """A call's result during the first pass."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        raise _Collecting()
+
+
+def _refuse(*_args, **_kwargs):
+    raise _Collecting()
+
+
+for _name in ("eq ne lt le gt ge hash bool len iter next reversed getitem setitem delitem "
+              "contains call add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv "
+              "mod rmod divmod rdivmod pow rpow matmul rmatmul lshift rlshift rshift rrshift "
+              "and rand or ror xor rxor neg pos abs invert int float complex index round "
+              "trunc floor ceil str repr format bytes fspath enter exit length_hint copy "
+              "deepcopy reduce reduce_ex getstate").split():
+    setattr(_Pending, "__%s__" % _name, _refuse)
+
+
+def _stop_line(frame, event, arg):
+    """Trace function of a first pass that ran too long: every line of the test code raises
+    (test code that catches everything still unwinds; the tracer is unset at each raise and
+    set again at the next alarm)."""
+    if _State.collector is None:
+        return None
+    raise _StopCollecting()
+
+
+def _on_alarm(_signum, frame):
+    """SIGALRM during the first pass: trace the test code's frames (up to `_collect_calls`,
+    whose own lines are never stopped)."""
+    if _State.collector is None:
+        return
+    while frame is not None and frame.f_code is not _collect_calls.__code__:
+        frame.f_trace = _stop_line
+        frame = frame.f_back
+    _sys.settrace(_stop_line)
+
+
+class _Collector:
+    """The first pass's record of the calls: their payloads and their JSON."""
+
+    def __init__(self):
+        self.payloads, self.texts, self.size, self.full = [], [], 0, False
+
+    def record(self, name, args, kwargs):
+        if self.full:
+            raise _Collecting()
+        try:
+            payload = {"op": "call", "name": name, "args": encode(list(args)),
+                       "kwargs": encode(dict(kwargs))}
+            text = _json.dumps(payload)
+        except (WireError, ValueError, RecursionError):
+            raise _Collecting()  # the real pass reports it
+        if len(self.texts) >= MAX_BATCH_CALLS or self.size + len(text) > MAX_BATCH_BYTES:
+            self.full = True
+            raise _Collecting()
+        self.payloads.append(payload)
+        self.texts.append(text)
+        self.size += len(text)
+        return _Pending()
+
+    def message(self):
+        return '{"op": "batch", "calls": [' + ", ".join(self.texts) + "]}"
+
+
+def _replayed(payload):
+    """The batch's answer to this call, if it is the next recorded one; after the first call
+    that differs, None for every call (they go live)."""
+    at = _State.replay_at
+    if at < len(_State.replay):
+        recorded, answer = _State.replay[at]
+        if recorded == payload:
+            _State.replay_at = at + 1
+            _State.batched += 1
+            return answer
+        _State.replay_at = len(_State.replay)
+    return None
+
+
 class _Proxy:
     def __init__(self, name):
         self.__name__ = name
 
     def __call__(self, *args, **kwargs):
+        if _State.collector is not None:
+            return _State.collector.record(self.__name__, args, kwargs)
         _State.calls += 1
-        if _State.dead is not None:
+        if _State.dead is not None and _State.replay_at >= len(_State.replay):
             _State.call_errors += 1
             raise CandidateError(_State.dead)
         try:
@@ -108,7 +227,12 @@ class _Proxy:
                        "kwargs": encode(dict(kwargs))}
         except WireError as err:
             raise CandidateError("test argument cannot be sent: %s" % err)
-        answer = _ask_candidate(payload)
+        answer = _replayed(payload)
+        if answer is None:
+            if _State.dead is not None:
+                _State.call_errors += 1
+                raise CandidateError(_State.dead)
+            answer = _ask_candidate(payload)
         if answer is None:
             _State.call_errors += 1
             raise CandidateError(_State.dead)
@@ -124,6 +248,14 @@ class _Proxy:
 
 
 def _rlvr_assert(number, source, test, message=None):
+    if _State.collector is not None:  # the first pass: only the calls count
+        try:
+            test()
+        except _StopCollecting:
+            raise
+        except BaseException:  # noqa: BLE001 - a result's use, or the assert failing
+            pass
+        return
     record = _State.asserts.setdefault(number, [0, 0])
     record[0] += 1
     try:
@@ -184,12 +316,72 @@ def _compiled(request):
     return compile_check(request.get("setup"), request["test"])
 
 
+def _run_test(setup, test, request):
+    """Run the test code (setup, then the tests, then `check(candidate)` for an entry point)
+    in a fresh namespace whose candidate names are proxies."""
+    namespace = {"__name__": "__test__", "_rlvr_assert": _rlvr_assert}
+    exec(setup, namespace)
+    for name in request.get("names") or []:
+        namespace[name] = _Proxy(name)
+    exec(test, namespace)
+    if request.get("entry"):
+        namespace["check"](_Proxy(request["entry"]))
+
+
+def _collect_calls(setup, test, request):
+    """The first pass (see the module's docstring): the calls the test code makes, recorded,
+    as the batch request's JSON. The test code's `random` state is put back afterwards."""
+    import random
+    import signal
+    state = random.getstate()
+    _State.collector = collector = _Collector()
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, COLLECT_SECONDS, 0.01)
+    try:
+        _run_test(setup, test, request)
+    except BaseException:  # noqa: BLE001 - whatever stopped it, the real pass runs it all
+        pass
+    _State.collector = None  # a late alarm does nothing from here on
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    _sys.settrace(None)
+    random.setstate(state)
+    return collector
+
+
+def _receive_batch(collector):
+    """The batch's answers (as many as arrived before the candidate ended or sent bad data:
+    the calls after them fail as live calls to it would)."""
+    replay = []
+    for payload in collector.payloads:
+        try:
+            answer = _State.candidate.receive()
+        except OSError:
+            answer = None
+        except WireError as err:
+            _State.bad_output = str(err)[:300]
+            _State.dead = "candidate sent %s" % _State.bad_output
+            break
+        if answer is None:
+            _State.dead = "candidate process ended"
+            break
+        replay.append((payload, answer))
+    _State.replay, _State.replay_at = replay, 0
+
+
 def _check(request):
+    batch = _State.batch
     try:
         _State.candidate.send({"op": "load", "code": request.get("code", "")})
     except OSError:
         pass  # it has ended: the receive below says so
     setup, test, counted_asserts = _compiled(request)  # while the candidate loads its code
+    collector = None
+    if batch:
+        collector = _collect_calls(setup, test, request)
+        try:
+            _State.candidate.send_text(collector.message())
+        except OSError:
+            pass
     try:
         answer = _State.candidate.receive()
     except OSError:
@@ -208,15 +400,11 @@ def _check(request):
     if load != "ok":
         _State.grader.send({"op": "done", "load": load, "load_error": load_error})
         return
-    namespace = {"__name__": "__test__", "_rlvr_assert": _rlvr_assert}
-    exec(setup, namespace)
-    for name in request.get("names") or []:
-        namespace[name] = _Proxy(name)
+    if collector is not None:
+        _receive_batch(collector)
     completed = True
     try:
-        exec(test, namespace)
-        if request.get("entry"):
-            namespace["check"](_Proxy(request["entry"]))
+        _run_test(setup, test, request)
     except BaseException as err:  # noqa: BLE001
         completed = False
         _note_failure("test code stopped: %s: %s" % (type(err).__name__, err))
@@ -228,13 +416,14 @@ def _check(request):
                         "asserts_total": len(counted), "asserts_passed": passed,
                         "asserts_run": sum(r[0] for r in _State.asserts.values()),
                         "failures": failures, "calls": _State.calls,
-                        "call_errors": _State.call_errors,
+                        "call_errors": _State.call_errors, "batched": _State.batched,
                         "first_failure": _State.first_failure,
                         "bad_output": _State.bad_output})
 
 
 def _reset():
     _State.dead = _State.bad_output = None
+    _State.replay, _State.replay_at, _State.batched = [], 0, 0
     _State.calls = _State.call_errors = 0
     _State.first_failure = None
     _State.asserts = {}
@@ -247,12 +436,12 @@ def _ignore_sigpipe():
     _signal.signal(_signal.SIGPIPE, _signal.SIG_IGN)
 
 
-def _run(grader, candidate):
+def _run(grader, candidate, batch=False):
     _ignore_sigpipe()
     null = _os.open(_os.devnull, _os.O_RDWR)
     for fd in (0, 1, 2):
         _os.dup2(null, fd)
-    _State.grader, _State.candidate = grader, candidate
+    _State.grader, _State.candidate, _State.batch = grader, candidate, batch
     request = grader.receive()
     if request is None:
         _sys.exit(3)
@@ -276,7 +465,7 @@ def serve(grader_fd):
         grader = _Link(_os.dup(grader_fd), _os.dup(grader_fd))
         candidate = _Link(fds[0], fds[0])
         _reset()
-        _State.grader, _State.candidate = grader, candidate
+        _State.grader, _State.candidate, _State.batch = grader, candidate, True
         request = grader.receive()
         if request is None:
             _sys.exit(3)
@@ -291,7 +480,7 @@ def main(grader_fd, candidate_fd=None):
     if candidate_fd is None:
         serve(grader_fd)
     else:
-        _run(_Link(grader_fd, grader_fd), _Link(candidate_fd, candidate_fd))
+        _run(_Link(grader_fd, grader_fd), _Link(candidate_fd, candidate_fd), batch=True)
 
 
 if __name__ == "__main__":
