@@ -200,6 +200,10 @@ def test_shipped_pack_counts_licences_and_held_out_split():
     tasks = read_pack("pypi")
     assert manifest["tasks"] == len(tasks) == 302  # 313 built, 11 failed the Docker audit
     assert sum(t.split == "test" for t in tasks) == 55
+    # measured pass rates (revert-search, k=1) on the held-out and validation splits
+    assert all(t.difficulty.pass_rate in (0.0, 1.0) for t in tasks
+               if t.split in ("test", "validation"))
+    assert manifest["pass_rates"]["measured_by"] == "revert-search k=1"
     packages = manifest["packages"]
     assert len(packages) >= 15
     held_out = set(manifest["held_out"])
