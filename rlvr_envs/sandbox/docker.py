@@ -201,6 +201,21 @@ class ContainerProcess(SandboxedProcess):
         self.killed = True
         self._kill_container()
 
+    def close(self) -> None:
+        """A run closed while still running (the grader is done with it) ends with its
+        container's `docker rm -f` in `cleanup`, without a separate `docker kill` first: one
+        engine call less per container. What it used was asked before (or not at all)."""
+        if not self._closed and self.popen.poll() is None:
+            self.killed = True
+            if self._oom is None:
+                self._oom = False
+            try:
+                self.popen.kill()
+                self.popen.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        super().close()
+
     def kill_leftovers(self) -> None:
         # a fresh container stops with its main process; a pooled run's wrapper kills what
         # the command left behind, and the container is removed on cleanup
