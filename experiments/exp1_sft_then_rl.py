@@ -28,11 +28,11 @@ def main() -> None:
     p.add_argument("--samples-per-task", type=int, default=8)
     p.add_argument("--grpo-steps", type=int, default=20)
     p.add_argument("--max-completion-length", "--max-new-tokens", type=int, default=96)
-    p.add_argument("--sft-lr", type=float, default=2e-5)
-    p.add_argument("--rl-lr", type=float, default=1e-5)
-    p.add_argument("--sft-epochs", type=float, default=1.0,
+    p.add_argument("--sft-lr", type=float, default=5e-5)
+    p.add_argument("--rl-lr", type=float, default=2e-5)
+    p.add_argument("--sft-epochs", type=float, default=4.0,
                    help="fine-tuning epochs per expert-iteration round")
-    p.add_argument("--sft-batch-size", type=int, default=8)
+    p.add_argument("--sft-batch-size", type=int, default=4)
     p.add_argument("--temperature", type=float, default=1.0,
                    help="sampling temperature of expert iteration and GRPO")
     args = p.parse_args()
