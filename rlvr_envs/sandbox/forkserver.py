@@ -87,13 +87,15 @@ class _CgroupPool:
             with self.lock:
                 self.busy.add(cgroup)
             cgroup.kill_all()
+            empty = not cgroup.pids()
             with self.lock:
                 self.busy.discard(cgroup)
                 free = self.free.setdefault((cgroup.max_pids, cgroup.memory_bytes), [])
-                if self.closed or cgroup.pids() or len(free) >= 64:
-                    cgroup.remove()
-                else:
+                keep = empty and not self.closed and len(free) < 64
+                if keep:
                     free.append(cgroup)
+            if not keep:  # outside the lock: removing may wait for the last members to go
+                cgroup.remove()
 
     def remove_all(self) -> None:
         """At exit: remove every group (the janitor may be in the middle of one)."""

@@ -150,6 +150,17 @@ def _become_sandbox_user():
         os.setresuid(SANDBOX_ID, SANDBOX_ID, SANDBOX_ID)
 
 
+def _settle_as_sandbox_user():
+    """The last step of entering a run: its own host name, then the unprivileged id, with no
+    capabilities left."""
+    try:
+        socket.sethostname("sandbox")
+    except OSError:
+        pass
+    _become_sandbox_user()
+    _drop_capabilities()
+
+
 def _makedirs(path):
     os.makedirs(path, mode=0o755, exist_ok=True)
 
@@ -258,12 +269,7 @@ def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     if not PARENT_MAPS:
         _map_own_ids()
     build_root(view, tmp_mb, shm_mb, workdir)
-    try:
-        socket.sethostname("sandbox")
-    except OSError:
-        pass
-    _become_sandbox_user()
-    _drop_capabilities()
+    _settle_as_sandbox_user()
 
 
 #: the namespaces each run is cloned into inside the jail (the jail's user namespace is
@@ -386,12 +392,7 @@ def enter_run(tmp_mb, shm_mb, net_fd):
            "size=%dk,nr_inodes=16384,mode=1777" % (shm_mb * 1024))
     if JAIL["proc"]:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    try:
-        socket.sethostname("sandbox")
-    except OSError:
-        pass
-    _become_sandbox_user()
-    _drop_capabilities()
+    _settle_as_sandbox_user()
 
 
 def _set_limits(limits, names):

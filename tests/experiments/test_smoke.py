@@ -50,3 +50,21 @@ def test_experiment_script_writes_results_and_plot(name, tmp_path):
     for value in figures:
         assert len(value["values"]) == 1 and value["min"] <= value["mean"] <= value["max"]
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_probe_prints_one_line_of_figures_per_setting(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "experiments" / "probe_signal.py"),
+                           "--model", "tiny", "--tiny-warmup-epochs", "0.5", "--device", "cpu",
+                           "--prompts", "3", "--samples", "2", "--setting", "1.0:6", "0:4",
+                           "--out", str(tmp_path / "probe")], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines()
+             if line.startswith('{"model"')]  # (the tiny model's fit prints its own dicts)
+    assert [(r["temperature"], r["max_completion_length"], r["samples"]) for r in lines] == [
+        (1.0, 6, 6), (0.0, 4, 3)]
+    for r in lines:
+        assert 0 <= r["correct"] <= r["samples"] and r["prompts"] == 3
+        assert r["prompts_with_a_correct_sample"] <= r["prompts"]
+        assert 0 < r["tokens"] <= r["samples"] * r["max_completion_length"]

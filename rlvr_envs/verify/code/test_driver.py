@@ -104,10 +104,9 @@ def _note_failure(text):
         _State.first_failure = text[:2000]
 
 
-def _ask_candidate(message):
-    """The candidate's answer, or None once it has ended or sent bad output."""
+def _receive_answer():
+    """The candidate's next answer, or None once it has ended or sent bad output (noted)."""
     try:
-        _State.candidate.send(message)
         answer = _State.candidate.receive()
     except OSError:
         answer = None
@@ -118,6 +117,16 @@ def _ask_candidate(message):
     if answer is None:
         _State.dead = "candidate process ended"
     return answer
+
+
+def _ask_candidate(message):
+    """The candidate's answer, or None once it has ended or sent bad output."""
+    try:
+        _State.candidate.send(message)
+    except OSError:
+        _State.dead = "candidate process ended"
+        return None
+    return _receive_answer()
 
 
 class _Collecting(BaseException):
@@ -353,16 +362,8 @@ def _receive_batch(collector):
     the calls after them fail as live calls to it would)."""
     replay = []
     for payload in collector.payloads:
-        try:
-            answer = _State.candidate.receive()
-        except OSError:
-            answer = None
-        except WireError as err:
-            _State.bad_output = str(err)[:300]
-            _State.dead = "candidate sent %s" % _State.bad_output
-            break
+        answer = _receive_answer()
         if answer is None:
-            _State.dead = "candidate process ended"
             break
         replay.append((payload, answer))
     _State.replay, _State.replay_at = replay, 0
