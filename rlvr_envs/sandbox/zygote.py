@@ -39,6 +39,8 @@ process can read its memory, and gets its own session and rlimits. Every child i
 session of its own and dies with the zygote (PR_SET_PDEATHSIG).
 """
 
+import _signal
+import _socket
 import ctypes
 import fcntl
 import gc
@@ -46,17 +48,18 @@ import json
 import os
 import resource
 import select
-import shutil
 import signal
-import socket
 import sys
-import tempfile
 import time
 
 # stdlib modules graded programs commonly import: loaded once here instead of in every child
-# (not when this file only launches one command, `exec`)
-PRELOAD = ("ast", "bisect", "collections", "copy", "fractions", "functools", "hashlib", "heapq",
-           "itertools", "math", "operator", "random", "re", "statistics", "string", "typing")
+# (not when this file only launches one command, `exec`). Every fork copies the page tables of
+# all the memory this process holds, and every child unmaps them again at its exit, so what
+# few programs import (ast, fractions, hashlib, random, statistics) is left to them, and the
+# zygote itself uses _socket instead of socket.py and imports shutil and tempfile only where
+# it needs them.
+PRELOAD = ("bisect", "collections", "copy", "functools", "heapq", "itertools", "math",
+           "operator", "re", "string", "typing")
 for _name in () if sys.argv[1:2] == ["exec"] else PRELOAD:
     try:
         __import__(_name)
@@ -113,10 +116,14 @@ MNT_DETACH = 2
 ST_FLAGS = {8: MS_NOEXEC, 1024: MS_NOATIME, 2048: MS_NODIRATIME, 4096: MS_RELATIME}
 
 
+_CAP_HEADER = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+_NO_CAPABILITIES = (_CapData * 2)()
+_libc.capset.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+
+
 def _drop_capabilities():
-    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
-    data = (_CapData * 2)()
-    _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
+    _check(_libc.capset(ctypes.addressof(_CAP_HEADER), ctypes.addressof(_NO_CAPABILITIES)),
+           "capset")
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
@@ -154,7 +161,7 @@ def _settle_as_sandbox_user():
     """The last step of entering a run: its own host name, then the unprivileged id, with no
     capabilities left."""
     try:
-        socket.sethostname("sandbox")
+        _socket.sethostname("sandbox")
     except OSError:
         pass
     _become_sandbox_user()
@@ -293,7 +300,7 @@ def _unshare(flags):
 
 def _current_netns():
     """An fd of this process's network namespace (no /proc needed)."""
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM)
     try:
         return fcntl.ioctl(probe.fileno(), SIOCGSKNS)
     finally:
@@ -424,11 +431,17 @@ def _set_name(name):
     _libc.prctl(PR_SET_NAME, ctypes.addressof(_NAME), 0, 0, 0)
 
 
+#: plain ints (the signal module's enums cost a child more pages than the work itself)
+SIGKILL, SIGCHLD = int(signal.SIGKILL), int(signal.SIGCHLD)
+_RESET_SIGNALS = tuple(int(s) for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT,
+                                          signal.SIGPIPE))
+
+
 def _enter_child(keep):
     """Common start of every child: no inherited fds or handlers, fds 0-2 on /dev/null."""
-    signal.set_wakeup_fd(-1)
-    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_DFL)
+    _signal.set_wakeup_fd(-1)
+    for sig in _RESET_SIGNALS:
+        _signal.signal(sig, 0)  # SIG_DFL
     null = os.open(os.devnull, os.O_RDWR)
     keep = [fd if fd > 2 else os.dup(fd) for fd in keep]
     for fd in (0, 1, 2):
@@ -448,7 +461,7 @@ def _clone(flags):
     """fork() into new namespaces (clone(2) with CLONE_NEW* flags): the child is PID 1 of its
     own PID namespace and a direct child of the zygote, with no intermediate process."""
     ctypes.pythonapi.PyOS_BeforeFork()
-    pid = _libc.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_long(flags | signal.SIGCHLD),
+    pid = _libc.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_long(flags | SIGCHLD),
                         ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
     if pid == 0:
         ctypes.pythonapi.PyOS_AfterFork_Child()
@@ -476,7 +489,7 @@ def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
     """Runs in the fresh child: confine it, then run its program. `sync_fd`: the go-ahead
     pipe of a child with its own user namespace, or the network namespace of a jail run."""
     try:
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the zygote
+        _libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)  # die with the zygote
         extra = list(cgroup_fds) + ([sync_fd] if sync_fd is not None else [])
         keep = _enter_child(fds + extra)
         channels, extra = keep[:len(fds)], keep[len(fds):]
@@ -506,7 +519,8 @@ def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
                 _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no other process reads its memory
         if workdir is not None:
             os.chdir(workdir)
-            os.environ["HOME"] = workdir
+            if workdir != HOME[0]:
+                os.environ["HOME"] = workdir
         _set_limits(limits, RUN_LIMITS)
         _run_program(request["program"], channels)
     finally:
@@ -532,7 +546,7 @@ def clone_isolated(host_id=SANDBOX_ID):
             write_id_maps(pid, host_id)
         os.write(sync_w, b"1")
     except OSError:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, SIGKILL)
     finally:
         os.close(sync_w)
     return pid, None
@@ -553,6 +567,7 @@ def _spawn(request, fds, namespaces):
         mode = "namespace"
     else:  # no namespaces here: its own session (killed as a group) and a private directory
         mode = "group"
+        import tempfile
         workdir = tempfile.mkdtemp(prefix="run-", dir=os.getcwd())
     if mode == "jail":
         net = sync_fd = _take_net()
@@ -602,9 +617,9 @@ def _kill(child):
     that one can be reaped), else to the child's session / process group."""
     try:
         if child.mode in ("namespace", "jail"):
-            os.kill(child.pid, signal.SIGKILL)
+            os.kill(child.pid, SIGKILL)
         else:
-            os.killpg(child.pid, signal.SIGKILL)
+            os.killpg(child.pid, SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -617,16 +632,31 @@ class _Child:
         self.report, self.net = False, net
 
 
+def _recv_fds(sock, size, max_fds):
+    """socket.recv_fds on a plain _socket: (message, fds)."""
+    message, ancillary, _, _ = sock.recvmsg(size, _socket.CMSG_SPACE(max(1, max_fds) * 4))
+    fds = []
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += [int.from_bytes(data[i:i + 4], sys.byteorder, signed=True)
+                    for i in range(0, len(data) - len(data) % 4, 4)]
+    return message, fds
+
+
+#: the HOME every child of the jail gets (its /tmp), set once here rather than in each child
+HOME = [None]
+
+
 def serve():
     _set_name("rlvr-zygote")
-    control = socket.socket(fileno=0)
+    control = _socket.socket(fileno=0)
     sys.stdin = None
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    first, _, _, _ = socket.recv_fds(control, 1 << 22, 0)
+    first, _ = _recv_fds(control, 1 << 22, 0)
     global PROGRAMS
     error, setup = None, {}
     global VIEW
@@ -643,6 +673,8 @@ def serve():
             JAIL["nested"] = _probe_namespaces()
         except BaseException as err:  # noqa: BLE001 - half in a jail: no isolated runs at all
             namespaces, error = False, "jail: %s: %s" % (type(err).__name__, err)
+    if namespaces:
+        os.environ["HOME"] = HOME[0] = "/tmp"
     # what is loaded now stays shared with every child: moving it out of the collector's
     # reach keeps a child's garbage collections from copying the zygote's pages
     gc.collect()
@@ -683,6 +715,7 @@ def serve():
             child = children.pop(ident, None)
             if child is not None:
                 if child.workdir is not None:
+                    import shutil
                     shutil.rmtree(child.workdir, ignore_errors=True)
                 if child.net is not None:  # the whole run is gone: lend it to the next
                     _give_back_net(child.net)
@@ -691,7 +724,7 @@ def serve():
         if control not in readable:
             continue
         try:
-            message, fds, _, _ = socket.recv_fds(control, 1 << 16, 8)
+            message, fds = _recv_fds(control, 1 << 16, 8)
         except OSError:
             message, fds = b"", []
         if not message:
@@ -734,7 +767,7 @@ def run_isolated(config, argv):
     pid, sync_fd = clone_isolated(int(config.get("host_id", SANDBOX_ID)))
     if pid == 0:
         try:
-            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            _libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
             isolate(config["view"], config["tmp_mb"], config["shm_mb"], config["workdir"],
                     sync_fd=sync_fd)
             os.environ["HOME"] = config["workdir"]

@@ -2,6 +2,8 @@
 
 Protocol (one JSON object per line on the protocol channel):
   → {"op": "load", "code": str}           ← {"ok": true} | {"ok": false, "error": str}
+    (or "compiled": {"python": sys.version, "code": hex of marshal} instead of "code": the
+    grader's own compile of the same code, used when this is the same interpreter)
   → {"op": "call", "name": str, "args": wire, "kwargs": wire}
                                            ← {"ok": true, "value": wire} | {"ok": false, "error": str}
   → {"op": "batch", "calls": [{"name": str, "args": wire, "kwargs": wire}, ...]}
@@ -10,27 +12,57 @@ A batch's replies go out together, in one write, once its last call has returned
 that dies during a batch delivers none of them); after a failed load, a batch's calls are
 answered {"ok": false} without running anything.
 The channel is a socket from the test driver or the grader (`main`, in a fork-server child) or
-private copies of stdin/stdout (run as a script). The candidate's own fds 0/1/2 point at
-/dev/null. Nothing here is trusted: its peer only ever receives plain tagged data from this
+private copies of stdin/stdout (run as a script), read and written with plain os.read and
+os.write (no buffered file objects: a fork-server child pays for every page it touches).
+The candidate's own fds 0/1/2 point at /dev/null. Nothing here is trusted: its peer only ever receives plain tagged data from this
 process and judges it elsewhere.
 """
 
 import json as _json
 import os as _os
+import sys as _sys
+
+
+def _lines(fd):
+    """The newline-terminated lines that arrive on `fd`, without their newline."""
+    pending = bytearray()
+    while True:
+        chunk = _os.read(fd, 1 << 16)
+        if not chunk:
+            return
+        searched = len(pending)
+        pending += chunk
+        end = pending.find(b"\n", searched)
+        while end >= 0:
+            yield bytes(pending[:end])
+            del pending[:end + 1]
+            end = pending.find(b"\n")
+
+
+def _write_all(fd, data):
+    data = memoryview(data)
+    while data:
+        data = data[_os.write(fd, data):]
+
+
+def _solution_code(request):
+    """The code to run: the grader's compiled copy when it was made by this interpreter."""
+    compiled = request.get("compiled")
+    if compiled and compiled.get("python") == _sys.version:
+        import marshal
+        return marshal.loads(bytes.fromhex(compiled["code"]))
+    return compile(request["code"], "solution.py", "exec")
 
 
 def serve(in_fd, out_fd):
-    proto_in = _os.fdopen(in_fd, "rb")
-    proto_out = _os.fdopen(out_fd, "wb", closefd=in_fd != out_fd)
-    null = _os.open(_os.devnull, _os.O_RDWR)
-    for fd in (0, 1, 2):
-        _os.dup2(null, fd)
     dumps, loads = _json.dumps, _json.loads
+    replies = []
 
     def reply(message, flush=True):
-        proto_out.write(dumps(message).encode("utf-8") + b"\n")
+        replies.append(dumps(message).encode("utf-8") + b"\n")
         if flush:
-            proto_out.flush()
+            _write_all(out_fd, b"".join(replies))
+            replies.clear()
 
     def call(request):
         try:
@@ -47,11 +79,11 @@ def serve(in_fd, out_fd):
 
     namespace = {"__name__": "solution", "__builtins__": __builtins__}
     loaded = False
-    for line in proto_in:
+    for line in _lines(in_fd):
         request = loads(line)
         if request["op"] == "load":
             try:
-                exec(compile(request["code"], "solution.py", "exec"), namespace)
+                exec(_solution_code(request), namespace)
             except BaseException as err:  # noqa: BLE001 - reported to the grader
                 reply({"ok": False, "error": "%s: %s" % (type(err).__name__, err)})
                 continue
@@ -62,13 +94,19 @@ def serve(in_fd, out_fd):
         elif request["op"] == "batch":
             for item in request["calls"]:
                 reply(call(item) if loaded else {"ok": False, "error": "not loaded"}, False)
-            proto_out.flush()
+            reply_all = b"".join(replies)
+            replies.clear()
+            _write_all(out_fd, reply_all)
 
 
 def main(channel):
-    """Fork-server entry: one socket carries both directions."""
+    """Fork-server entry: one socket carries both directions (fds 0-2 are /dev/null)."""
     serve(channel, channel)
 
 
 if __name__ == "__main__":
-    serve(_os.dup(0), _os.dup(1))
+    _in, _out = _os.dup(0), _os.dup(1)
+    _null = _os.open(_os.devnull, _os.O_RDWR)
+    for _fd in (0, 1, 2):
+        _os.dup2(_null, _fd)
+    serve(_in, _out)

@@ -4,7 +4,10 @@ unlabelled fence), else the whole text when it is Python; prose without code →
 from __future__ import annotations
 
 import ast
+import functools
 import re
+import types
+import warnings
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _PY_LABELS = {"python", "py", "python3", "py3"}
@@ -33,13 +36,27 @@ def extract_code(completion: str) -> str | None:
     return text if _CODE_HINTS.search(text) or "=" in text else None
 
 
-def syntax_error(code: str) -> str | None:
-    """None when `code` parses, else the error message (parsing happens in the grader's
-    process, before anything runs)."""
+#: the file name of a candidate's code compiled here (`compile_solution`)
+SOLUTION_FILENAME = "<solution>"
+# what the compiler says about a candidate's code ("is" with a literal, ...) is no business
+# of the grading process's stderr
+warnings.filterwarnings("ignore", module=re.escape(SOLUTION_FILENAME))
+
+
+@functools.lru_cache(maxsize=64)
+def compile_solution(code: str) -> tuple[types.CodeType | None, str | None]:
+    """`code` compiled in the grader's process, where nothing of it runs: (the code object,
+    None), or (None, the error message). A fork-server candidate receives this code object
+    (marshal) instead of compiling the same source again."""
     try:
-        ast.parse(code)
+        return compile(code, SOLUTION_FILENAME, "exec", dont_inherit=True), None
     except SyntaxError as err:
-        return f"SyntaxError: {err.msg} (line {err.lineno})"
-    except (ValueError, RecursionError, MemoryError) as err:
-        return f"{type(err).__name__}: {err}"
-    return None
+        return None, f"SyntaxError: {err.msg} (line {err.lineno})"
+    except (ValueError, RecursionError, MemoryError, OverflowError) as err:
+        return None, f"{type(err).__name__}: {err}"
+
+
+def syntax_error(code: str) -> str | None:
+    """None when `code` compiles, else the error message (compiled in the grader's process,
+    before anything runs)."""
+    return compile_solution(code)[1]

@@ -36,6 +36,7 @@ from typing import Any, Sequence
 from rlvr_envs.sandbox import Limits, Sandbox, SandboxedProcess
 from rlvr_envs.sandbox.base import ForkedRun, WarmForkServer
 from rlvr_envs.verify.code import wire
+from rlvr_envs.verify.code.extract import compile_solution
 
 _HERE = Path(__file__).parent
 _WIRE_SRC = (_HERE / "wire.py").read_text()
@@ -148,6 +149,16 @@ def compiled_check(setup: str, test: str) -> dict:
     setup_code, test_code, counted = compile_check(setup, test)
     return {"python": sys.version, "code": marshal.dumps((setup_code, test_code)).hex(),
             "counted": counted}
+
+
+def compiled_solution(code: str) -> dict | None:
+    """The candidate's code as the grader compiled it (marshal), for a fork-server candidate
+    (same interpreter) to run instead of compiling it again; None when it does not compile
+    (the candidate then reports the error itself)."""
+    compiled, _ = compile_solution(code)
+    if compiled is None:
+        return None
+    return {"python": sys.version, "code": marshal.dumps(compiled).hex()}
 
 
 def _exit_note(proc: SandboxedProcess | None) -> str:
@@ -347,6 +358,7 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
                 request["compiled"] = compiled_check(setup, test)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 pass  # the driver reports the broken test code itself
+            request["compiled_solution"] = compiled_solution(code)
         driver.send(request)
         message, bad = _relay_until_done(driver, candidate_channel)
         bad = bad or message.get("bad_output")
@@ -396,7 +408,9 @@ def grade_calls(sandbox: Sandbox, code: str, *, function: str, tests: Sequence[d
     try:
         chan, candidate = run.candidate(deadline)
         try:
-            chan.send({"op": "load", "code": code})
+            compiled = compiled_solution(code) if run.server is not None else None
+            chan.send({"op": "load", "compiled": compiled} if compiled else
+                      {"op": "load", "code": code})
             reply = chan.receive()
         except ChannelClosed:
             return _verdict(run, "crashed", started, _exit_note(candidate), 0, len(tests))

@@ -24,7 +24,9 @@ The first pass starts from the same `random` state as the real one, and is cut s
 `COLLECT_SECONDS` (what it recorded by then is batched, the rest goes live).
   → {"op": "check", "code": str, "setup": str, "test": str, "entry": str|null, "names": [str],
      "compiled": {"python": sys.version, "code": hex marshal of (setup, test), "counted": [bool]}
-                 (optional: the grader's compiled copy, used when the interpreter matches)}
+                 (optional: the grader's compiled copy, used when the interpreter matches),
+     "compiled_solution": {"python": sys.version, "code": hex marshal} (optional: the grader's
+                 compile of "code", handed to the candidate in place of the source)}
   ⇄ candidate: {"op": "load", ...}, {"op": "call", ...} (see candidate_server)
   ← {"op": "done", "load": "ok"|"error"|"crashed", "load_error": str|null,
      "completed": bool, "asserts_total": int, "asserts_passed": int, "asserts_run": int,
@@ -32,7 +34,6 @@ The first pass starts from the same `random` state as the real one, and is cut s
      "bad_output": str|null (what was malformed in the candidate's replies)}
 """
 
-import ast as _ast
 import json as _json
 import os as _os
 import sys as _sys
@@ -278,39 +279,52 @@ def _rlvr_assert(number, source, test, message=None):
         _note_failure("%s failed" % source)
 
 
-class _AssertRewriter(_ast.NodeTransformer):
-    def __init__(self, text):
-        self.lines = text.encode("utf-8").splitlines()  # AST column offsets count bytes
-        self.counted = []
+def _assert_rewriter_class():
+    """The NodeTransformer that rewrites asserts (`ast` is imported here, on first use: most
+    of the fork server's children never need it)."""
+    import ast as _ast
 
-    def _first_line(self, node):
-        line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else b""
-        end = node.end_col_offset if node.end_lineno == node.lineno else None
-        return line[node.col_offset:end].decode("utf-8", "replace").strip()[:300] or "assert"
+    class _AssertRewriter(_ast.NodeTransformer):
+        def __init__(self, text):
+            self.lines = text.encode("utf-8").splitlines()  # AST column offsets count bytes
+            self.counted = []
 
-    def visit_Assert(self, node):
-        number = len(self.counted)
-        trivial = isinstance(node.test, _ast.Constant)
-        self.counted.append(not trivial)
+        def _first_line(self, node):
+            line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else b""
+            end = node.end_col_offset if node.end_lineno == node.lineno else None
+            return line[node.col_offset:end].decode("utf-8", "replace").strip()[:300] or "assert"
 
-        def here(new):
-            return _ast.copy_location(new, node)
+        def visit_Assert(self, node):
+            number = len(self.counted)
+            trivial = isinstance(node.test, _ast.Constant)
+            self.counted.append(not trivial)
 
-        call = here(_ast.Call(
-            func=here(_ast.Name(id="_rlvr_assert", ctx=_ast.Load())),
-            args=[here(_ast.Constant(number)),
-                  here(_ast.Constant("line %d: %s" % (node.lineno, self._first_line(node)))),
-                  here(_ast.Lambda(args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
-                                                       kw_defaults=[], defaults=[]),
-                                   body=node.test))],
-            keywords=[]))
-        return here(_ast.Expr(call))
+            def here(new):
+                return _ast.copy_location(new, node)
+
+            call = here(_ast.Call(
+                func=here(_ast.Name(id="_rlvr_assert", ctx=_ast.Load())),
+                args=[here(_ast.Constant(number)),
+                      here(_ast.Constant("line %d: %s" % (node.lineno, self._first_line(node)))),
+                      here(_ast.Lambda(args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                           kw_defaults=[], defaults=[]),
+                                       body=node.test))],
+                keywords=[]))
+            return here(_ast.Expr(call))
+
+    return _AssertRewriter
+
+
+_REWRITER = []
 
 
 def compile_check(setup, test):
     """(setup code, rewritten test code, which asserts count) — done by the grader once per
     task when it can hand the compiled code over (same interpreter), else here."""
-    rewriter = _AssertRewriter(test)
+    if not _REWRITER:
+        _REWRITER.append(_assert_rewriter_class())
+    import ast as _ast
+    rewriter = _REWRITER[0](test)
     tree = rewriter.visit(_ast.parse(test))  # every new node carries its assert's location
     return (compile(setup or "", "setup.py", "exec"), compile(tree, "test.py", "exec"),
             rewriter.counted)
@@ -372,7 +386,10 @@ def _receive_batch(collector):
 def _check(request):
     batch = _State.batch
     try:
-        _State.candidate.send({"op": "load", "code": request.get("code", "")})
+        load = {"op": "load", "code": request.get("code", "")}
+        if request.get("compiled_solution"):  # the grader's compile of the same code
+            load = {"op": "load", "compiled": request["compiled_solution"]}
+        _State.candidate.send(load)
     except OSError:
         pass  # it has ended: the receive below says so
     setup, test, counted_asserts = _compiled(request)  # while the candidate loads its code
