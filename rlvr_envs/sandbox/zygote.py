@@ -457,17 +457,24 @@ SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
 _libc.syscall.restype = ctypes.c_long
 
 
+# looked up here, once: a function pointer that ctypes first resolves in a child is built there
+# anew by ctypes' Python code, in every child
+_BEFORE_FORK = ctypes.pythonapi.PyOS_BeforeFork
+_AFTER_FORK_PARENT = ctypes.pythonapi.PyOS_AfterFork_Parent
+_AFTER_FORK_CHILD = ctypes.pythonapi.PyOS_AfterFork_Child
+
+
 def _clone(flags):
     """fork() into new namespaces (clone(2) with CLONE_NEW* flags): the child is PID 1 of its
     own PID namespace and a direct child of the zygote, with no intermediate process."""
-    ctypes.pythonapi.PyOS_BeforeFork()
+    _BEFORE_FORK()
     pid = _libc.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_long(flags | SIGCHLD),
                         ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
     if pid == 0:
-        ctypes.pythonapi.PyOS_AfterFork_Child()
+        _AFTER_FORK_CHILD()
         return 0
     err = ctypes.get_errno()
-    ctypes.pythonapi.PyOS_AfterFork_Parent()
+    _AFTER_FORK_PARENT()
     if pid < 0:
         raise OSError(err, "clone: %s" % os.strerror(err))
     return pid
