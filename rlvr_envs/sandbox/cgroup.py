@@ -248,16 +248,7 @@ class RunCgroup:
 
     def kill_all(self) -> None:
         """SIGKILL every member until none is left (a forking member can add new ones)."""
-        for _ in range(200):
-            members = self.pids()
-            if not members:
-                return
-            for pid in members:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.005)
+        list(kill_members([self]))
 
     def remove(self) -> None:
         self.kill_all()
@@ -271,6 +262,32 @@ class RunCgroup:
                     break
                 except OSError:
                     time.sleep(0.01)
+
+
+def kill_members(groups: list[RunCgroup], rounds: int = 200):
+    """SIGKILL every member of each group until none is left (a forking member can add new
+    ones), all groups in one pass per round with one 5 ms pause between rounds. Yields
+    (group, emptied) as each group is settled."""
+    left = list(groups)
+    for _ in range(rounds):
+        still = []
+        for cgroup in left:
+            members = cgroup.pids()
+            if not members:
+                yield cgroup, True
+                continue
+            for pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            still.append(cgroup)
+        left = still
+        if not left:
+            return
+        time.sleep(0.005)
+    for cgroup in left:
+        yield cgroup, False
 
 
 def memory_plan(memory_mb: int, counted: bool) -> tuple[int, int, int]:

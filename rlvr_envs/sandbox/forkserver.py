@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from rlvr_envs.sandbox.base import Limits
-from rlvr_envs.sandbox.cgroup import RunCgroup, memory_plan
+from rlvr_envs.sandbox.cgroup import RunCgroup, kill_members, memory_plan
 
 ZYGOTE_SOURCE = (Path(__file__).parent / "zygote.py").read_text()
 STARTUP_TIMEOUT = 60.0
@@ -83,19 +83,23 @@ class _CgroupPool:
 
     def _loop(self) -> None:
         while True:
-            cgroup = self.pending.get()
+            groups = [self.pending.get()]
+            while True:
+                try:
+                    groups.append(self.pending.get_nowait())
+                except queue.Empty:
+                    break
             with self.lock:
-                self.busy.add(cgroup)
-            cgroup.kill_all()
-            empty = not cgroup.pids()
-            with self.lock:
-                self.busy.discard(cgroup)
-                free = self.free.setdefault((cgroup.max_pids, cgroup.memory_bytes), [])
-                keep = empty and not self.closed and len(free) < 64
-                if keep:
-                    free.append(cgroup)
-            if not keep:  # outside the lock: removing may wait for the last members to go
-                cgroup.remove()
+                self.busy.update(groups)
+            for cgroup, empty in kill_members(groups):
+                with self.lock:
+                    self.busy.discard(cgroup)
+                    free = self.free.setdefault((cgroup.max_pids, cgroup.memory_bytes), [])
+                    keep = empty and not self.closed and len(free) < 64
+                    if keep:
+                        free.append(cgroup)
+                if not keep:  # outside the lock: removing may wait for the last members to go
+                    cgroup.remove()
 
     def remove_all(self) -> None:
         """At exit: remove every group (the janitor may be in the middle of one)."""
@@ -364,6 +368,8 @@ class ForkJob:
         self.server, self.limits, self.deadline = server, limits, deadline
         self.ids: list[int] = []
         self.cgroups: list[RunCgroup] = []
+        #: whether a child of the run is outside every run cgroup (only the zygote can kill it)
+        self.uncounted = False
         self.open = True
         with server._send_lock:
             server._in_flight += 1
@@ -391,6 +397,7 @@ class ForkJob:
                    "tmp_mb": tmp_mb, "shm_mb": shm_mb, "cgroups": 0,
                    "pids_cgroup": cgroup is not None and "pids" in cgroup.dirs}
         procs_fds = []
+        self.uncounted = self.uncounted or cgroup is None
         if cgroup is not None:
             self.cgroups.append(cgroup)
             procs_fds = cgroup.procs_fds()  # the group's own, kept open while it lives
@@ -410,12 +417,14 @@ class ForkJob:
             self.open = False
             with self.server._send_lock:
                 self.server._in_flight -= 1
-        if self.ids:
+        if self.ids and (wait or self.uncounted):
             done = self.server.kill(self.ids, wait=5.0 if wait else None)
             if wait and not done:
                 for cgroup in self.cgroups:
                     cgroup.kill_all()
-            self.ids = []
+        # otherwise every child is in a run cgroup, which the pool's janitor empties (kills
+        # every member) before the group serves another run: no message to the zygote
+        self.ids = []
         for cgroup in self.cgroups:
             CGROUPS.release(cgroup)
         self.cgroups = []
