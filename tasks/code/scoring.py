@@ -14,7 +14,8 @@ from rlvr_envs.core.scoring import Score, Scorer
 from rlvr_envs.core.task import Task
 from rlvr_envs.sandbox import Limits, Sandbox, get_sandbox
 from rlvr_envs.verify.code.extract import extract_code, syntax_error
-from rlvr_envs.verify.code.grader import CodeVerdict, grade_calls, grade_check, grade_stdio
+from rlvr_envs.verify.code.grader import (CodeVerdict, grade_calls, grade_check, grade_stdio,
+                                          warm_up)
 
 MODES = ("check", "calls", "stdio")
 
@@ -72,6 +73,12 @@ class CodeScorer(Scorer):
             if self._sandbox is None:
                 self._sandbox = get_sandbox(self._sandbox_spec)
             return self._sandbox
+
+    def warm_up(self) -> bool:
+        """Start the sandbox's fork server and one test driver per batch worker now (e.g. when
+        a scoring process starts), so the first graded batch does not pay for them. False
+        where the sandbox keeps nothing warm (Docker, `warm=False`)."""
+        return warm_up(self.sandbox, self.limits, drivers=self.batch_workers)
 
     def close(self) -> None:
         if self._sandbox is not None and not isinstance(self._sandbox_spec, Sandbox):

@@ -212,6 +212,20 @@ def _start_driver(server: WarmForkServer, limits: Limits) -> _Driver:
     return _Driver(job, ours)
 
 
+def warm_up(sandbox: Sandbox, limits: Limits | dict = Limits(), drivers: int = 4) -> bool:
+    """Start now what grading on `sandbox` keeps warm, instead of during the first graded
+    runs: its fork server and `drivers` reusable test drivers (one per check in flight; a
+    scorer's `batch_workers`). Returns False where the sandbox has no fork server (Docker,
+    `warm=False`): there every run starts fresh processes and nothing is kept."""
+    limits = Limits.coerce(limits)
+    server = sandbox.fork_server(PROGRAMS)
+    if server is None:
+        return False
+    for driver in [_start_driver(server, limits) for _ in range(max(0, drivers))]:
+        server.put_back(("driver", limits), driver)
+    return True
+
+
 class _Run:
     """The processes of one graded run: on the sandbox's warm fork server when it has one (a
     fresh candidate child forked ahead of use, used once; a reusable driver), else fresh

@@ -470,6 +470,8 @@ def serve(grader_fd):
     """Fork-server entry for a reusable driver: checks one after another, each against the
     candidate socket that arrives (SCM_RIGHTS, on a one-byte header) before its request.
     Every check starts from fresh state; the driver never runs candidate code."""
+    import marshal  # noqa: F401 - what a check uses, imported now (a driver that is started
+    import random  # noqa: F401   ahead of use is then ready for its first check)
     import socket as _socket
     _ignore_sigpipe()
     null = _os.open(_os.devnull, _os.O_RDWR)
