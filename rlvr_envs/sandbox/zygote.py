@@ -9,7 +9,8 @@ The zygote never sees the code it runs or the tests: a spawn request carries onl
 name, limits and the child's channel fds (SCM_RIGHTS); the host writes code and tests straight
 into those channels. What a child inherits from the zygote's memory is therefore nothing secret.
 
-Control messages (one JSON object per packet, host → zygote):
+Control messages (one object per packet, host → zygote; the first in JSON, the others in
+marshal's format, which the zygote reads with one C call; zygote → host in JSON):
   {"op": "programs", "programs": {name: source}, "view": {...}, "jail": bool}   first, once;
       answered by {"op": "ready", "namespaces": bool, "jail": bool, "run_proc": bool,
       "error": str|null}
@@ -45,6 +46,7 @@ import ctypes
 import fcntl
 import gc
 import json
+import marshal
 import os
 import resource
 import select
@@ -739,7 +741,7 @@ def serve():
                 _kill(child)
             os._exit(0)
         try:
-            request = json.loads(message)
+            request = marshal.loads(message)
             if request["op"] == "spawn":
                 pid, mode, workdir, net = _spawn(request, list(fds), namespaces)
                 wall = request.get("wall")
@@ -753,7 +755,7 @@ def serve():
                         _kill(children[ident])
                     elif request.get("report"):
                         exited(ident)  # already reaped
-        except (ValueError, KeyError, TypeError, OSError):
+        except (ValueError, EOFError, KeyError, TypeError, OSError):
             pass  # a malformed request or failed fork: the fds close, the peers see EOF
         finally:
             for fd in fds:
