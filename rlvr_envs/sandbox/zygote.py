@@ -641,9 +641,10 @@ class _Child:
         self.report, self.net = False, net
 
 
-def _recv_fds(sock, size, max_fds):
+def _recv_fds(sock, size, max_fds, flags=0):
     """socket.recv_fds on a plain _socket: (message, fds)."""
-    message, ancillary, _, _ = sock.recvmsg(size, _socket.CMSG_SPACE(max(1, max_fds) * 4))
+    message, ancillary, _, _ = sock.recvmsg(size, _socket.CMSG_SPACE(max(1, max_fds) * 4),
+                                            flags)
     fds = []
     for level, kind, data in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
@@ -732,37 +733,47 @@ def serve():
                     exited(ident)
         if control not in readable:
             continue
-        try:
-            message, fds = _recv_fds(control, 1 << 16, 8)
-        except OSError:
-            message, fds = b"", []
-        if not message:
-            for child in children.values():
-                _kill(child)
-            os._exit(0)
-        try:
-            request = marshal.loads(message)
-            if request["op"] == "spawn":
-                pid, mode, workdir, net = _spawn(request, list(fds), namespaces)
-                wall = request.get("wall")
-                deadline = time.monotonic() + (float(wall) + 1.0 if wall is not None else 1e9)
-                children[request["id"]] = _Child(pid, mode, workdir, deadline, net)
-                by_pid[pid] = request["id"]
-            elif request["op"] == "kill":
-                for ident in request["ids"]:
-                    if ident in children:
-                        children[ident].report = bool(request.get("report"))
-                        _kill(children[ident])
-                    elif request.get("report"):
-                        exited(ident)  # already reaped
-        except (ValueError, EOFError, KeyError, TypeError, OSError):
-            pass  # a malformed request or failed fork: the fds close, the peers see EOF
-        finally:
-            for fd in fds:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        # every message already queued, before the next wait: each fork makes this process
+        # pay again for every page it writes, so the loop's own work is done once per batch
+        while True:
+            try:
+                message, fds = _recv_fds(control, 1 << 16, 8, _socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+            except OSError:
+                message, fds = b"", []
+            if not message:
+                for child in children.values():
+                    _kill(child)
+                os._exit(0)
+            _handle(message, fds, children, by_pid, namespaces, exited)
+
+
+def _handle(message, fds, children, by_pid, namespaces, exited):
+    """One control message: fork the requested child or kill the listed ones."""
+    try:
+        request = marshal.loads(message)
+        if request["op"] == "spawn":
+            pid, mode, workdir, net = _spawn(request, list(fds), namespaces)
+            wall = request.get("wall")
+            deadline = time.monotonic() + (float(wall) + 1.0 if wall is not None else 1e9)
+            children[request["id"]] = _Child(pid, mode, workdir, deadline, net)
+            by_pid[pid] = request["id"]
+        elif request["op"] == "kill":
+            for ident in request["ids"]:
+                if ident in children:
+                    children[ident].report = bool(request.get("report"))
+                    _kill(children[ident])
+                elif request.get("report"):
+                    exited(ident)  # already reaped
+    except (ValueError, EOFError, KeyError, TypeError, OSError):
+        pass  # a malformed request or failed fork: the fds close, the peers see EOF
+    finally:
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 PROGRAMS = {}
