@@ -288,6 +288,9 @@ class WarmForkServer(Protocol):
     def prepared(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
         """An item made ahead of time, handed out once; one more is made for the next call."""
 
+    def warm(self, limits: Limits, runs: int) -> None:
+        """Make now what `runs` isolated runs with `limits` take from pools."""
+
 
 class Sandbox(ABC):
     """Runs untrusted commands. Subclasses: LocalSandbox, BwrapSandbox, DockerSandbox."""
@@ -348,6 +351,11 @@ class Sandbox(ABC):
         isolation, started on first use; None when this backend has none (the caller then
         uses `spawn`)."""
         return None
+
+    def start_fork_servers(self, programs: Mapping[str, str]) -> list[WarmForkServer]:
+        """Every fork server `fork_server(programs)` may hand out, started now (a backend
+        starts more than one so that forks run in parallel); [] when it has none."""
+        return []
 
     def close(self) -> None:
         """Release backend resources (pooled containers, fork servers, ...)."""

@@ -74,6 +74,19 @@ class _CgroupPool:
                 return cgroup
         return RunCgroup.create(max_pids, memory_bytes)
 
+    def warm(self, max_pids: int, memory_bytes: int, count: int) -> None:
+        """Up to `count` idle groups with these limits, made now."""
+        with self.lock:
+            have = len(self.free.get((max_pids, memory_bytes), []))
+        made = []
+        for _ in range(min(count, 64) - have):
+            cgroup = RunCgroup.create(max_pids, memory_bytes)
+            if cgroup is None:
+                break
+            made.append(cgroup)
+        with self.lock:
+            self.free.setdefault((max_pids, memory_bytes), []).extend(made)
+
     def release(self, cgroup: RunCgroup) -> None:
         with self.lock:
             if self.thread is None:
@@ -260,6 +273,16 @@ class ForkServer:
             except OSError as err:
                 raise ForkServerError(f"the {self.isolation} fork server stopped: {err}; "
                                       f"{self.stderr_tail()}") from err
+
+    def warm(self, limits: Limits, runs: int) -> None:
+        """Make now what `runs` isolated runs with `limits` take from pools (their cgroups,
+        the zygote's network namespaces), instead of during the first runs."""
+        CGROUPS.warm(limits.max_processes + 1, limits.memory_mb * 2**20, runs)
+        ident = self.next_id()
+        with self._events_lock:
+            made = self._exited.setdefault(ident, threading.Event())
+        self.send({"op": "warm", "runs": runs, "id": ident})
+        made.wait(STARTUP_TIMEOUT)
 
     def job(self, limits: Limits, *, deadline: bool = True) -> ForkJob:
         """A new run. `deadline=False` for a run prepared ahead of use: the zygote then sets
@@ -452,6 +475,18 @@ class ForkServers:
         self.lock = threading.Lock()
         self.pools: dict[str, list[ForkServer]] = {}
         self.keys: dict[int, tuple[Mapping[str, str], str]] = {}
+
+    def start_all(self, programs: Mapping[str, str]) -> list[ForkServer]:
+        """Every zygote the pool for `programs` may grow to, started now."""
+        while True:
+            with self.lock:
+                pool = list(self.pools.get(programs_key(programs), []))
+            live = [s for s in pool if s.alive]
+            if len(live) >= self.max_servers:
+                return live
+            server = self.factory(programs)
+            with self.lock:
+                self.pools.setdefault(programs_key(programs), []).append(server)
 
     def get(self, programs: Mapping[str, str]) -> ForkServer:
         """The least busy live zygote for `programs` (a new one when all are busy)."""

@@ -235,6 +235,11 @@ class LocalSandbox(Sandbox):
             return None
         return server
 
+    def start_fork_servers(self, programs):
+        if self.fork_server(programs) is None:
+            return []
+        return self._fork_servers.start_all(programs)
+
     def close(self) -> None:
         self._fork_servers.close()
 

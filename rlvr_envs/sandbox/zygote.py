@@ -18,6 +18,9 @@ marshal's format, which the zygote reads with one C call; zygote → host in JSO
    "wall": float|null, "tmp_mb": int, "shm_mb": int, "cgroups": int, "pids_cgroup": bool}
       fds: channels [+ the run's cgroup.procs files]
       (the zygote kills the child 1 s after `wall`; null: the host enforces the deadline)
+  {"op": "warm", "runs": int, "id": int}   make network namespaces for that many runs now
+      (the jail's pool), instead of during the first runs; answered {"op": "exited", "id": int}
+      once made
   {"op": "kill", "ids": [int], "report": bool}   with report, answered per id (once it and
       every process it started are gone) by {"op": "exited", "id": int}
 End of file on the control socket kills every child and ends the zygote.
@@ -314,6 +317,10 @@ def _take_net():
     no socket left)."""
     if NETS:
         return NETS.pop()
+    return _new_net()
+
+
+def _new_net():
     _unshare(CLONE_NEWNET)
     try:
         return _current_netns()
@@ -759,6 +766,10 @@ def _handle(message, fds, children, by_pid, namespaces, exited):
             deadline = time.monotonic() + (float(wall) + 1.0 if wall is not None else 1e9)
             children[request["id"]] = _Child(pid, mode, workdir, deadline, net)
             by_pid[pid] = request["id"]
+        elif request["op"] == "warm":  # network namespaces for that many runs, made now
+            while JAIL["active"] and len(NETS) < min(int(request["runs"]), MAX_IDLE_NETS):
+                NETS.append(_new_net())
+            exited(request["id"])
         elif request["op"] == "kill":
             for ident in request["ids"]:
                 if ident in children:

@@ -202,28 +202,45 @@ class _Driver(_Prepared):
     checks = 0
 
 
+#: how long a new test driver may take to start (its imports) before it counts as failed
+DRIVER_START_SECONDS = 30.0
+
+
 def _start_driver(server: WarmForkServer, limits: Limits) -> _Driver:
+    """A new reusable driver, once it has said it is ready."""
     job = server.job(limits, deadline=False)
     ours, theirs = socket.socketpair()
     try:
         job.spawn("driver", [theirs], isolate=False, cpu_limit=False)
     finally:
         theirs.close()
-    return _Driver(job, ours)
+    driver = _Driver(job, ours)
+    try:
+        ready = Channel(ours.fileno(), ours.fileno(),
+                        time.monotonic() + DRIVER_START_SECONDS).receive()
+    except (ChannelClosed, ChannelTimeout, BadOutput) as err:
+        driver.close()
+        raise ChannelClosed(f"the test driver did not start: {type(err).__name__}") from None
+    if ready.get("op") != "ready":
+        driver.close()
+        raise ChannelClosed(f"the test driver did not start: it sent {str(ready)[:200]}")
+    return driver
 
 
 def warm_up(sandbox: Sandbox, limits: Limits | dict = Limits(), drivers: int = 4) -> bool:
     """Start now what grading on `sandbox` keeps warm, instead of during the first graded
-    runs: its fork server and `drivers` reusable test drivers (one per check in flight; a
-    scorer's `batch_workers`). Returns False where the sandbox has no fork server (Docker,
-    `warm=False`): there every run starts fresh processes and nothing is kept."""
+    runs: its fork servers, on each `drivers` reusable test drivers (one per check in flight;
+    a scorer's `batch_workers`) and the pooled cgroups and network namespaces of that many
+    runs in flight (four per driver: running, prepared, being emptied). Returns False where
+    the sandbox has no fork server (Docker, `warm=False`): there every run starts fresh
+    processes and nothing is kept."""
     limits = Limits.coerce(limits)
-    server = sandbox.fork_server(PROGRAMS)
-    if server is None:
-        return False
-    for driver in [_start_driver(server, limits) for _ in range(max(0, drivers))]:
-        server.put_back(("driver", limits), driver)
-    return True
+    servers = sandbox.start_fork_servers(PROGRAMS)
+    for server in servers:  # runs go to the least busy: each may serve them all
+        for driver in [_start_driver(server, limits) for _ in range(max(0, drivers))]:
+            server.put_back(("driver", limits), driver)
+        server.warm(limits, 4 * max(1, drivers))
+    return bool(servers)
 
 
 class _Run:

@@ -280,14 +280,35 @@ def _rlvr_assert(number, source, test, message=None):
 
 
 def _assert_rewriter_class():
-    """The NodeTransformer that rewrites asserts (`ast` is imported here, on first use: most
-    of the fork server's children never need it)."""
+    """The class that rewrites asserts (`ast` is imported here, on first use: most of the
+    fork server's children never need it)."""
     import ast as _ast
 
-    class _AssertRewriter(_ast.NodeTransformer):
+    class _AssertRewriter:
+        """Rewrites every assert statement; only statement lists are walked (an assert is a
+        statement, never inside an expression), in the order of each node's fields."""
+
         def __init__(self, text):
             self.lines = text.encode("utf-8").splitlines()  # AST column offsets count bytes
             self.counted = []
+
+        def visit(self, tree):
+            self._statements(tree.body)
+            return tree
+
+        def _statements(self, body):
+            for index, node in enumerate(body):
+                if type(node) is _ast.Assert:
+                    body[index] = self.visit_Assert(node)
+                    continue
+                for field in node._fields:
+                    if field in ("body", "orelse", "finalbody"):
+                        value = getattr(node, field)
+                        if type(value) is list:
+                            self._statements(value)
+                    elif field in ("handlers", "cases"):
+                        for part in getattr(node, field):
+                            self._statements(part.body)
 
         def _first_line(self, node):
             line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else b""
@@ -299,18 +320,17 @@ def _assert_rewriter_class():
             trivial = isinstance(node.test, _ast.Constant)
             self.counted.append(not trivial)
 
-            def here(new):
-                return _ast.copy_location(new, node)
-
-            call = here(_ast.Call(
-                func=here(_ast.Name(id="_rlvr_assert", ctx=_ast.Load())),
-                args=[here(_ast.Constant(number)),
-                      here(_ast.Constant("line %d: %s" % (node.lineno, self._first_line(node)))),
-                      here(_ast.Lambda(args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
-                                                           kw_defaults=[], defaults=[]),
-                                       body=node.test))],
-                keywords=[]))
-            return here(_ast.Expr(call))
+            at = {"lineno": node.lineno, "col_offset": node.col_offset,  # the assert's place
+                  "end_lineno": node.end_lineno, "end_col_offset": node.end_col_offset}
+            call = _ast.Call(
+                func=_ast.Name(id="_rlvr_assert", ctx=_ast.Load(), **at),
+                args=[_ast.Constant(number, **at),
+                      _ast.Constant("line %d: %s" % (node.lineno, self._first_line(node)), **at),
+                      _ast.Lambda(args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                      kw_defaults=[], defaults=[]),
+                                  body=node.test, **at)],
+                keywords=[], **at)
+            return _ast.Expr(call, **at)
 
     return _AssertRewriter
 
@@ -467,8 +487,9 @@ def _run(grader, candidate, batch=False):
 
 
 def serve(grader_fd):
-    """Fork-server entry for a reusable driver: checks one after another, each against the
-    candidate socket that arrives (SCM_RIGHTS, on a one-byte header) before its request.
+    """Fork-server entry for a reusable driver: says {"op": "ready"} once started, then runs
+    checks one after another, each against the candidate socket that arrives (SCM_RIGHTS, on
+    a one-byte header) before its request.
     Every check starts from fresh state; the driver never runs candidate code."""
     import marshal  # noqa: F401 - what a check uses, imported now (a driver that is started
     import random  # noqa: F401   ahead of use is then ready for its first check)
@@ -478,6 +499,7 @@ def serve(grader_fd):
     for fd in (0, 1, 2):
         _os.dup2(null, fd)
     sock = _socket.socket(fileno=grader_fd)
+    sock.sendall(b'{"op": "ready"}\n')  # started: the grader may hand it a check
     while True:
         header, fds, _, _ = _socket.recv_fds(sock, 1, 1)
         if not header or len(fds) != 1:
