@@ -168,6 +168,26 @@ result = None
     assert processes_named(marker) == []
 
 
+def test_a_run_closed_cleanly_leaves_nothing_running(server):
+    """A run closed without waiting, whose PID 1 outlives its channel (it replaced os._exit),
+    is killed all the same: by the janitor of the run's cgroup, or by the zygote where the run
+    has none."""
+    marker = f"rlvr-{uuid.uuid4().hex[:8]}"
+    child = Child(server)
+    child.run(f"""
+import ctypes, os
+ctypes.CDLL(None).prctl(15, b"{marker}", 0, 0, 0)
+os._exit = lambda *args: None
+result = None
+""")
+    assert processes_named(marker)
+    child.close(wait=False)
+    deadline = time.monotonic() + 10
+    while processes_named(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_named(marker) == []
+
+
 def test_zygote_restarts_after_it_dies():
     sandbox = get_sandbox("bwrap" if bwrap_problem() is None else "local")
     scorer = CodeScorer(sandbox, limits=Limits(wall_time=10))

@@ -1,0 +1,88 @@
+"""The grader compiles a candidate's code once (its syntax check) and a fork-server candidate
+runs that code object: the program behaves as if it had compiled its own source, compiler
+warnings stay out of the grader's stderr, and `warm_up` leaves ready drivers behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rlvr_envs.sandbox import Limits, get_sandbox
+from rlvr_envs.verify.code.extract import compile_solution, syntax_error
+from rlvr_envs.verify.code.grader import CANDIDATE_SERVER, PROGRAMS, grade_check, warm_up
+
+LIMITS = Limits(wall_time=10, memory_mb=512, max_processes=16)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    box = get_sandbox("local")
+    yield box
+    box.close()
+
+
+def test_errors_the_compiler_finds_are_syntax_errors_in_the_grader():
+    assert syntax_error("def f():\n    return 1\n") is None
+    assert "outside function" in syntax_error("return 1\n")
+    assert "outside loop" in syntax_error("break\n")
+    assert syntax_error("def f(:\n").startswith("SyntaxError")
+    assert syntax_error("x" + "+x" * 100_000).startswith("RecursionError")
+
+
+def test_compiler_warnings_about_a_candidate_never_reach_stderr():
+    """In a process of its own (pytest replaces the warning filters while a test runs)."""
+    script = ("from rlvr_envs.verify.code.extract import compile_solution\n"
+              "code, error = compile_solution('x = 1\\nif x is 1:\\n    y = 2\\n')\n"
+              "assert code is not None and error is None\n"
+              "compile('x = 1\\nif x is 1:\\n    y = 2\\n', 'mine.py', 'exec')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stderr.count("SyntaxWarning") == 1 and "mine.py" in done.stderr
+
+
+def test_the_candidate_runs_the_grader_compile_as_its_own_source(sandbox):
+    """No __future__ flag of the grader's module leaks in (annotations stay objects), asserts
+    and __debug__ are kept, names and line numbers are the candidate's."""
+    code = ("def f(x: int) -> int:\n"
+            "    assert x >= 0, 'negative'\n"
+            "    return x if __debug__ else -1\n"
+            "def annotated():\n"
+            "    return f.__annotations__['x'] is int\n"
+            "def raises():\n"
+            "    try:\n        f(-1)\n    except AssertionError:\n        return True\n"
+            "    return False\n")
+    test = "assert annotated() is True\nassert f(3) == 3\nassert raises() is True\n"
+    verdict = grade_check(sandbox, code, test=test, names=["f", "annotated", "raises"],
+                          limits=LIMITS)
+    assert verdict.passed, verdict
+
+
+def test_a_candidate_of_another_interpreter_compiles_the_source_itself():
+    scope = {}
+    exec(compile(CANDIDATE_SERVER, "candidate_server.py", "exec"), scope)
+    request = {"code": "value = 41 + 1\n", "compiled": {"python": "another", "code": "00"}}
+    namespace = {}
+    exec(scope["_solution_code"](request), namespace)
+    assert namespace["value"] == 42
+
+
+def test_warm_up_starts_ready_drivers_on_every_zygote(sandbox):
+    assert warm_up(sandbox, LIMITS, drivers=2)
+    servers = sandbox.start_fork_servers(PROGRAMS)
+    assert len(servers) == sandbox._fork_servers.max_servers >= 2
+    for server in servers:
+        idle = server._idle.get(("driver", Limits.coerce(LIMITS)), [])
+        assert len(idle) >= 2 and all(driver.usable() for driver in idle)
+    verdict = grade_check(sandbox, "def f():\n    return 1\n", test="assert f() == 1\n",
+                          names=["f"], limits=LIMITS)
+    assert verdict.passed, verdict
+
+
+def test_warm_up_says_when_nothing_is_kept_warm():
+    cold = get_sandbox("local", warm=False)
+    try:
+        assert warm_up(cold, LIMITS, drivers=1) is False
+    finally:
+        cold.close()
