@@ -450,7 +450,7 @@ def _enter_child(keep):
     """Common start of every child: no inherited fds or handlers, fds 0-2 on /dev/null."""
     _signal.set_wakeup_fd(-1)
     for sig in _RESET_SIGNALS:
-        _signal.signal(sig, 0)  # SIG_DFL
+        _signal.signal(sig, _signal.SIG_DFL)
     null = os.open(os.devnull, os.O_RDWR)
     keep = [fd if fd > 2 else os.dup(fd) for fd in keep]
     for fd in (0, 1, 2):

@@ -43,17 +43,27 @@ SOLUTION_FILENAME = "<solution>"
 warnings.filterwarnings("ignore", module=re.escape(SOLUTION_FILENAME))
 
 
-@functools.lru_cache(maxsize=64)
+#: longer code is compiled again each time instead of being kept (64 entries at most)
+CACHED_CODE_CHARS = 1 << 18
+
+
 def compile_solution(code: str) -> tuple[types.CodeType | None, str | None]:
     """`code` compiled in the grader's process, where nothing of it runs: (the code object,
     None), or (None, the error message). A fork-server candidate receives this code object
     (marshal) instead of compiling the same source again."""
+    return (_compile_cached if len(code) <= CACHED_CODE_CHARS else _compile)(code)
+
+
+def _compile(code: str) -> tuple[types.CodeType | None, str | None]:
     try:
         return compile(code, SOLUTION_FILENAME, "exec", dont_inherit=True), None
     except SyntaxError as err:
         return None, f"SyntaxError: {err.msg} (line {err.lineno})"
     except (ValueError, RecursionError, MemoryError, OverflowError) as err:
         return None, f"{type(err).__name__}: {err}"
+
+
+_compile_cached = functools.lru_cache(maxsize=64)(_compile)
 
 
 def syntax_error(code: str) -> str | None:

@@ -297,9 +297,9 @@ class _Run:
             candidate = self.server.prepared(("candidate", self.limits), lambda: (
                 _prepare_candidate(self.server, self.limits)))
             self.job = candidate.job
-            self.driver = self.server.reusable(("driver", self.limits), lambda: (
-                _start_driver(self.server, self.limits)))
             try:
+                self.driver = self.server.reusable(("driver", self.limits), lambda: (
+                    _start_driver(self.server, self.limits)))
                 socket.send_fds(self.driver.sock, [b"C"], [candidate.sock.fileno()])
             finally:
                 candidate.sock.close()  # the driver holds the candidate's other end now
