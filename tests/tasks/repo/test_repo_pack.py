@@ -237,7 +237,8 @@ def test_shipped_pack_counts_licences_and_held_out_split():
 
 def test_shipped_pack_audit_report_covers_every_task():
     """The pack's audit report (rlvr tasks audit-repo --full): every task of the pack passed
-    every check on Docker; the tasks that failed are no longer in the pack."""
+    every check on Docker and on bubblewrap; the tasks that failed are no longer in the
+    pack."""
     import json
 
     from rlvr_envs.tasks.repo.audit import FULL_CHECKS
@@ -252,7 +253,8 @@ def test_shipped_pack_audit_report_covers_every_task():
             == len(rows)
         assert not set(summary["failed"]) & ids, backend  # failures were dropped
         assert all(rows[t]["ok"] and all(rows[t]["checks"].values()) for t in ids & set(rows))
-    assert ids <= set(report["backends"]["docker"]["tasks"])  # Docker audited them all
+    for backend in ("docker", "bwrap"):  # each backend audited them all
+        assert ids <= set(report["backends"][backend]["tasks"]), backend
 
 
 @pytest.mark.slow
