@@ -233,21 +233,24 @@ class ContainerProcess(SandboxedProcess):
         return out, self.early_stderr + err, truncated, timed_out
 
     def out_of_memory(self) -> bool:
-        """Whether the container hit its memory budget (asked once, only for a run that did
-        not exit cleanly): its cgroup's OOM kills and failed charges where the host shows
-        them, else Docker's own OOMKilled."""
+        """Whether the container hit its memory budget: its cgroup's OOM kills and failed
+        charges where the host shows them (counted when they happen, so this holds while the
+        `docker` client has not yet seen its command end), else Docker's own OOMKilled once
+        the command has ended and did not exit cleanly. A False read while the command still
+        runs is not kept: the next call asks again."""
         if self._oom is None:
-            self._oom = False
-            if self.popen.poll() not in (0, None) or self.killed:
-                counted = container_memory_hits(self.container_id) if self.container_id \
-                    else None
-                if counted is not None:
-                    self._oom = counted > 0
-                else:
-                    state = subprocess.run(["docker", "inspect", "-f",
-                                            "{{.State.OOMKilled}}", self.container],
-                                           capture_output=True, text=True)
-                    self._oom = state.stdout.strip() == "true"
+            counted = container_memory_hits(self.container_id) if self.container_id else None
+            if counted is not None:
+                self._oom = counted > 0
+            elif self.popen.poll() not in (0, None) or self.killed:
+                state = subprocess.run(["docker", "inspect", "-f",
+                                        "{{.State.OOMKilled}}", self.container],
+                                       capture_output=True, text=True)
+                self._oom = state.stdout.strip() == "true"
+            elif self.popen.poll() == 0:
+                self._oom = False
+            else:
+                return False
         return self._oom
 
     def collect(self, paths: Sequence[str]) -> dict[str, bytes]:
