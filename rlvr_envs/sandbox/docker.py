@@ -240,14 +240,15 @@ class ContainerProcess(SandboxedProcess):
         runs is not kept: the next call asks again."""
         if self._oom is None:
             counted = container_memory_hits(self.container_id) if self.container_id else None
+            code = self.popen.poll()
             if counted is not None:
                 self._oom = counted > 0
-            elif self.popen.poll() not in (0, None) or self.killed:
+            elif code not in (0, None) or self.killed:
                 state = subprocess.run(["docker", "inspect", "-f",
                                         "{{.State.OOMKilled}}", self.container],
                                        capture_output=True, text=True)
                 self._oom = state.stdout.strip() == "true"
-            elif self.popen.poll() == 0:
+            elif code == 0:
                 self._oom = False
             else:
                 return False

@@ -51,6 +51,10 @@ def programs_key(programs: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps(dict(programs), sort_keys=True).encode()).hexdigest()
 
 
+#: idle run cgroups kept per set of limits
+MAX_IDLE_GROUPS = 64
+
+
 class _CgroupPool:
     """Per-run cgroups (pids cap, memory budget), reused: a finished run's group is emptied (every member
     killed) by a background thread, off the grading threads' path, and then handed to a later
@@ -79,7 +83,7 @@ class _CgroupPool:
         with self.lock:
             have = len(self.free.get((max_pids, memory_bytes), []))
         made = []
-        for _ in range(min(count, 64) - have):
+        for _ in range(min(count, MAX_IDLE_GROUPS) - have):
             cgroup = RunCgroup.create(max_pids, memory_bytes)
             if cgroup is None:
                 break
@@ -109,7 +113,7 @@ class _CgroupPool:
                 with self.lock:
                     self.busy.discard(cgroup)
                     free = self.free.setdefault((cgroup.max_pids, cgroup.memory_bytes), [])
-                    keep = empty and not self.closed and len(free) < 64
+                    keep = empty and not self.closed and len(free) < MAX_IDLE_GROUPS
                     if keep:
                         free.append(cgroup)
                 if not keep:  # outside the lock: removing may wait for the last members to go
@@ -237,11 +241,7 @@ class ForkServer:
     def kill(self, ids: Sequence[int], *, wait: float | None = None) -> bool:
         """Kill these children and everything they started. With `wait`, block until the
         zygote reports all of them gone (at most `wait` seconds); True when it did."""
-        waiters = []
-        if wait is not None:
-            with self._events_lock:
-                for ident in ids:
-                    waiters.append(self._exited.setdefault(ident, threading.Event()))
+        waiters = self._replies(ids) if wait is not None else []
         try:
             self.send({"op": "kill", "ids": list(ids), "report": wait is not None})
         except ForkServerError:
@@ -279,10 +279,15 @@ class ForkServer:
         the zygote's network namespaces), instead of during the first runs."""
         CGROUPS.warm(limits.max_processes + 1, limits.memory_mb * 2**20, runs)
         ident = self.next_id()
-        with self._events_lock:
-            made = self._exited.setdefault(ident, threading.Event())
+        made = self._replies([ident])[0]
         self.send({"op": "warm", "runs": runs, "id": ident})
         made.wait(STARTUP_TIMEOUT)
+
+    def _replies(self, ids: Sequence[int]) -> list[threading.Event]:
+        """Events set when the zygote answers {"op": "exited", "id": ...} for each of `ids`
+        (or stops)."""
+        with self._events_lock:
+            return [self._exited.setdefault(ident, threading.Event()) for ident in ids]
 
     def job(self, limits: Limits, *, deadline: bool = True) -> ForkJob:
         """A new run. `deadline=False` for a run prepared ahead of use: the zygote then sets
@@ -476,24 +481,28 @@ class ForkServers:
         self.pools: dict[str, list[ForkServer]] = {}
         self.keys: dict[int, tuple[Mapping[str, str], str]] = {}
 
+    def _key(self, programs: Mapping[str, str]) -> str:
+        """`programs_key(programs)`, computed once per programs mapping."""
+        known = self.keys.get(id(programs))
+        if known is None or known[0] is not programs:
+            known = self.keys[id(programs)] = (programs, programs_key(programs))
+        return known[1]
+
     def start_all(self, programs: Mapping[str, str]) -> list[ForkServer]:
         """Every zygote the pool for `programs` may grow to, started now."""
+        key = self._key(programs)
         while True:
             with self.lock:
-                pool = list(self.pools.get(programs_key(programs), []))
-            live = [s for s in pool if s.alive]
+                live = [s for s in self.pools.get(key, []) if s.alive]
             if len(live) >= self.max_servers:
                 return live
             server = self.factory(programs)
             with self.lock:
-                self.pools.setdefault(programs_key(programs), []).append(server)
+                self.pools.setdefault(key, []).append(server)
 
     def get(self, programs: Mapping[str, str]) -> ForkServer:
         """The least busy live zygote for `programs` (a new one when all are busy)."""
-        known = self.keys.get(id(programs))
-        if known is None or known[0] is not programs:
-            known = self.keys[id(programs)] = (programs, programs_key(programs))
-        key = known[1]
+        key = self._key(programs)
         with self.lock:
             pool = self.pools.setdefault(key, [])
             for server in [s for s in pool if not s.alive]:
