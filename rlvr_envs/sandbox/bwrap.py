@@ -114,13 +114,13 @@ class BwrapSandbox(LocalSandbox):
     def zygote_argv(self) -> tuple[list[str], Path]:
         """The fork server runs in one bubblewrap sandbox with no host directory writable
         (not even a working directory); each child adds its own namespaces inside it."""
-        from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE
+        from rlvr_envs.sandbox.forkserver import ZYGOTE_BOOT
         import tempfile
         home = Path(tempfile.mkdtemp(prefix="rlvr-zygote-"))
         return [*self._with_tmp(2**20), "--remount-ro", "/",
                 "--chdir", "/tmp",
                 "--setenv", "HOME", "/tmp", "--", self.python, "-I", "-S", "-c",
-                ZYGOTE_SOURCE], home
+                ZYGOTE_BOOT], home
 
     def accepts(self, server) -> bool:
         return server.namespaces  # else a per-run bubblewrap isolates runs from each other

@@ -10,6 +10,7 @@ travel host → child directly and never pass through the zygote's memory.
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import itertools
 import json
@@ -19,6 +20,7 @@ import queue
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import weakref
@@ -29,11 +31,43 @@ from rlvr_envs.sandbox.base import Limits
 from rlvr_envs.sandbox.cgroup import RunCgroup, kill_members, memory_plan
 
 ZYGOTE_SOURCE = (Path(__file__).parent / "zygote.py").read_text()
+#: the command line program of a fork server: it runs the zygote's code that arrives as the
+#: first control message, compiled by this process when the zygote runs the same interpreter
+#: (compiling 800 lines in the zygote would leave it megabytes of heap that every fork copies
+#: and every child unmaps again), else from the source
+ZYGOTE_BOOT = (
+    "import _socket, marshal, sys\n"
+    "_boot = _socket.socket(fileno=0)\n"
+    "_packet = marshal.loads(_boot.recv(1 << 20))\n"
+    "_boot.detach()\n"
+    "_code = marshal.loads(_packet['code']) if _packet['python'] == sys.version else "
+    "compile(_packet['source'], 'zygote.py', 'exec')\n"
+    "del _boot, _packet\n"
+    "exec(_code)\n")
 STARTUP_TIMEOUT = 60.0
 #: the zygote's own process budget (it holds every concurrent run's processes)
 ZYGOTE_MAX_PROCESSES = 4096
 #: runs prepared ahead of use, per zygote and kind of run
 MAX_READY = 8
+
+
+def host_python() -> str:
+    """This interpreter's `sys.version`: a zygote that reports the same one loads code that
+    this process compiled (marshal), any other compiles the source itself."""
+    return sys.version
+
+
+@functools.lru_cache(maxsize=2)
+def _boot_message(python: str) -> bytes:
+    return marshal.dumps({"python": python, "source": ZYGOTE_SOURCE,
+                          "code": marshal.dumps(compile(ZYGOTE_SOURCE, "zygote.py", "exec"))})
+
+
+@functools.lru_cache(maxsize=8)
+def compiled_programs(programs: tuple[tuple[str, str], ...]) -> dict[str, bytes]:
+    """name → marshal of this process's compile of the program's source."""
+    return {name: marshal.dumps(compile(source, name + ".py", "exec"))
+            for name, source in programs}
 
 
 class ForkServerError(RuntimeError):
@@ -193,8 +227,11 @@ class ForkServer:
             raise ForkServerError(f"cannot start the {isolation} fork server: {failure[0]}")
         try:
             self.control.settimeout(STARTUP_TIMEOUT)
-            self.control.send(json.dumps({"op": "programs", "programs": self.programs,
-                                          "view": dict(view), "jail": jail}).encode())
+            self.control.send(_boot_message(host_python()))
+            self.control.send(marshal.dumps(
+                {"op": "programs", "programs": self.programs,
+                 "compiled": compiled_programs(tuple(sorted(self.programs.items()))),
+                 "python": host_python(), "view": dict(view), "jail": jail}))
             ready = json.loads(self.control.recv(1 << 16) or b"null")
             self.control.settimeout(None)
         except (OSError, ValueError) as err:

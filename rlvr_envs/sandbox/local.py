@@ -29,7 +29,7 @@ from typing import Mapping
 from rlvr_envs.sandbox.base import (Limits, Sandbox, SandboxedProcess, SandboxUnavailable,
                                     check_command, prepare_workdir, remove_workdir, run_env)
 from rlvr_envs.sandbox.cgroup import RunCgroup, memory_plan, pids_cgroup_available
-from rlvr_envs.sandbox.forkserver import ZYGOTE_SOURCE, join_cgroup
+from rlvr_envs.sandbox.forkserver import ZYGOTE_BOOT, ZYGOTE_SOURCE, join_cgroup
 from rlvr_envs.sandbox.view import interpreter_view
 
 
@@ -193,7 +193,7 @@ class LocalSandbox(Sandbox):
         """How to start a fork server in this backend, and the host directory it runs in."""
         import tempfile
         home = Path(tempfile.mkdtemp(prefix="rlvr-zygote-"))
-        return [self.python, "-I", "-S", "-c", ZYGOTE_SOURCE], home
+        return [self.python, "-I", "-S", "-c", ZYGOTE_BOOT], home
 
     def accepts(self, server) -> bool:
         """Whether a started fork server isolates children as well as `spawn` would."""

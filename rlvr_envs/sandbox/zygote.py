@@ -9,10 +9,14 @@ The zygote never sees the code it runs or the tests: a spawn request carries onl
 name, limits and the child's channel fds (SCM_RIGHTS); the host writes code and tests straight
 into those channels. What a child inherits from the zygote's memory is therefore nothing secret.
 
-Control messages (one object per packet, host → zygote; the first in JSON, the others in
-marshal's format, which the zygote reads with one C call; zygote → host in JSON):
-  {"op": "programs", "programs": {name: source}, "view": {...}, "jail": bool}   first, once;
-      answered by {"op": "ready", "namespaces": bool, "jail": bool, "run_proc": bool,
+The command line starts only a bootstrap (`forkserver.ZYGOTE_BOOT`): this file arrives as the
+first packet on the control socket, compiled by the host when both run the same interpreter.
+Control messages then (one object per packet; host → zygote in marshal's format, which the
+zygote reads with one C call; zygote → host in JSON):
+  {"op": "programs", "programs": {name: source}, "compiled": {name: marshal of the code},
+   "python": the host's sys.version, "view": {...}, "jail": bool}   first, once (the compiled
+      code is used when "python" is this interpreter's: compiling here would leave the zygote
+      megabytes of heap that every fork copies); answered by {"op": "ready", "namespaces": bool, "jail": bool, "run_proc": bool,
       "error": str|null}
   {"op": "spawn", "id": int, "program": str, "isolate": bool, "limits": {RLIMIT_*: int},
    "wall": float|null, "tmp_mb": int, "shm_mb": int, "cgroups": int, "pids_cgroup": bool}
@@ -619,11 +623,12 @@ def _probe_namespaces():
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
 
 
-def _load_programs(sources):
+def _load_programs(sources, compiled=None):
     programs = {}
     for name, source in sources.items():
         namespace = {"__name__": "rlvr_program_" + name}
-        exec(compile(source, name + ".py", "exec"), namespace)
+        exec(marshal.loads(compiled[name]) if compiled else compile(source, name + ".py", "exec"),
+             namespace)
         programs[name] = namespace["main"]
     return programs
 
@@ -678,8 +683,10 @@ def serve():
     error, setup = None, {}
     global VIEW
     try:
-        setup = json.loads(first)
-        PROGRAMS, VIEW = _load_programs(setup["programs"]), setup["view"]
+        setup = marshal.loads(first)
+        same = setup.get("python") == sys.version
+        PROGRAMS = _load_programs(setup["programs"], setup.get("compiled") if same else None)
+        VIEW = setup["view"]
         namespaces = _probe_namespaces()
     except BaseException as err:  # noqa: BLE001 - reported to the host
         namespaces, error = False, "%s: %s" % (type(err).__name__, err)

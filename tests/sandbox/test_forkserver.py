@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import socket
 import time
@@ -226,6 +227,28 @@ def test_candidates_run_in_the_jail(server):
     if not server.namespaces:
         pytest.skip("user namespaces are unavailable here")
     assert server.jail
+
+
+@pytest.mark.parametrize("same_interpreter", [True, False])
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+def test_the_zygote_runs_code_compiled_by_the_host(backend, same_interpreter, monkeypatch):
+    """The zygote and its programs arrive compiled by the host when both run the same
+    interpreter (compiling them in the zygote left it megabytes of heap that every fork copied);
+    a zygote whose interpreter differs compiles the sources itself."""
+    from rlvr_envs.sandbox import forkserver
+    compiled = {"probe": PROBE.replace("exec(", "scope['host_compiled'] = True; exec(")}
+    monkeypatch.setattr(forkserver, "compiled_programs",
+                        lambda programs: {name: marshal.dumps(compile(code, name, "exec"))
+                                          for name, code in compiled.items()})
+    if not same_interpreter:
+        monkeypatch.setattr(forkserver, "host_python", lambda: "another interpreter")
+    sandbox = get_sandbox(backend)
+    try:
+        child = Child(sandbox.fork_server({"probe": PROBE}))
+        assert child.run("result = 'host_compiled' in globals()") is same_interpreter
+        child.close()
+    finally:
+        sandbox.close()
 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
