@@ -213,7 +213,11 @@ class LocalSandbox(Sandbox):
     def _new_fork_server(self, programs, *, jail: bool):
         from rlvr_envs.sandbox.forkserver import ForkServer
         argv, home = self.zygote_argv()
-        return ForkServer(argv, env=run_env(None, home), cwd=home, programs=programs,
+        # every library function bound when the zygote starts, not on first call: a child
+        # would otherwise resolve each one it is the first to call (mount, setns, setresuid,
+        # ...) and write the result into a page it then has to copy, in every run
+        env = {**run_env(None, home), "LD_BIND_NOW": "1"}
+        return ForkServer(argv, env=env, cwd=home, programs=programs,
                           isolation=self.name, view=self._view_dict,
                           launcher_prefix=zygote_launcher(), owned_dir=str(home), jail=jail)
 

@@ -630,6 +630,8 @@ def _load_programs(sources, compiled=None):
         exec(marshal.loads(compiled[name]) if compiled else compile(source, name + ".py", "exec"),
              namespace)
         programs[name] = namespace["main"]
+        if "warm_up" in namespace:
+            namespace["warm_up"]()
     return programs
 
 
@@ -671,6 +673,7 @@ HOME = [None]
 
 def serve():
     _set_name("rlvr-zygote")
+    os.environ.pop("LD_BIND_NOW", None)  # the host's, for this process alone (forkserver)
     control = _socket.socket(fileno=0)
     sys.stdin = None
     wake_r, wake_w = os.pipe()

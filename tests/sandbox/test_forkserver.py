@@ -86,9 +86,11 @@ result = {
     "write_tmp": attempt(lambda: open("/tmp/mine", "w").write("x")),
     "sethostname": attempt(lambda: socket.sethostname("escaped")),
     "network": attempt(lambda: socket.create_connection(("127.0.0.1", 9), timeout=1)),
+    "environ": sorted(os.environ),
 }
 """)
     child.close()
+    assert "LD_BIND_NOW" not in view["environ"]  # the zygote's own, not its children's
     # its own /proc (its PID namespace holds only itself), uid 65534, never root
     assert view["pid"] == 1 and view["pids"] in ([], ["1"]) and view["cwd"] == "/tmp"
     assert view["uid"] == 65534

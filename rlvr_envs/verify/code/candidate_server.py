@@ -99,6 +99,42 @@ def serve(in_fd, out_fd):
             _write_all(out_fd, reply_all)
 
 
+_WARM_SOLUTION = """
+def f(a, b=1, *rest, **named):
+    if a == "raise":
+        raise ValueError(a)
+    return [a, b, str(a), (1.5, None, True), {"k": {2, 3}}]
+"""
+
+
+def warm_up(rounds=12):
+    """Run by the fork server once, before it forks anything: serve canned requests (a load,
+    single calls, a batch, a call that raises) so that what CPython settles on first use of
+    this code (its adaptive bytecode, attribute caches) is settled in the zygote's memory,
+    shared by every child, instead of being written, and its page copied, in each of them.
+    Returns the last round's replies."""
+    import marshal
+    code = marshal.dumps(compile(_WARM_SOLUTION, "solution.py", "exec")).hex()
+    calls = [{"name": "f", "args": encode(args), "kwargs": encode(kwargs)}
+             for args, kwargs in (([1], {}), ([[1.5, "x", None, True], (1, 2)], {"c": {1: 2}}),
+                                  (["raise"], {}), ([b"x", 2 ** 70, 1j, frozenset([1])], {}))]
+    lines = [{"op": "load", "compiled": {"python": _sys.version, "code": code}},
+             {"op": "call", **calls[0]}, {"op": "call", **calls[2]},
+             {"op": "batch", "calls": calls}]
+    payload = "".join(_json.dumps(line) + "\n" for line in lines).encode()
+    answers = b""
+    for _ in range(rounds):
+        requests, feed = _os.pipe()
+        replies, out = _os.pipe()
+        _os.write(feed, payload)
+        _os.close(feed)
+        serve(requests, out)
+        answers = _os.read(replies, 1 << 16)
+        for fd in (requests, out, replies):
+            _os.close(fd)
+    return [_json.loads(line) for line in answers.splitlines()]
+
+
 def main(channel):
     """Fork-server entry: one socket carries both directions (fds 0-2 are /dev/null)."""
     serve(channel, channel)

@@ -1,15 +1,18 @@
 """The grader compiles a candidate's code once (its syntax check) and a fork-server candidate
 runs that code object: the program behaves as if it had compiled its own source, compiler
-warnings stay out of the grader's stderr, and `warm_up` leaves ready drivers behind."""
+warnings stay out of the grader's stderr, `warm_up` leaves ready drivers behind, and the
+candidate server's own warm-up in the zygote answers like a candidate."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
 
 from rlvr_envs.sandbox import Limits, get_sandbox
+from rlvr_envs.verify.code import wire
 from rlvr_envs.verify.code.extract import compile_solution, syntax_error
 from rlvr_envs.verify.code.grader import CANDIDATE_SERVER, PROGRAMS, grade_check, warm_up
 
@@ -86,3 +89,17 @@ def test_warm_up_says_when_nothing_is_kept_warm():
         assert warm_up(cold, LIMITS, drivers=1) is False
     finally:
         cold.close()
+
+
+def test_the_candidate_server_warm_up_serves_every_kind_of_request_and_leaves_no_fd():
+    """What the fork server runs once before forking (so that CPython's first-use writes to
+    this code happen in the zygote, not in every child): a load, calls, a call that raises and
+    a batch, each answered as a candidate would be; nothing stays open."""
+    namespace = {"__name__": "candidate"}
+    exec(compile(CANDIDATE_SERVER, "candidate.py", "exec"), namespace)
+    before = sorted(os.listdir("/proc/self/fd"))
+    replies = namespace["warm_up"](rounds=2)
+    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert [reply["ok"] for reply in replies] == [True, True, False, True, True, False, True]
+    assert replies[2]["error"] == "ValueError: raise"
+    assert wire.decode(replies[1]["value"]) == [1, 1, "1", (1.5, None, True), {"k": {2, 3}}]
