@@ -194,7 +194,13 @@ class RunCgroup:
 
     def _oom_count(self) -> int:
         directory = self.dirs.get("memory")
-        return _oom_kills(directory, self.version, self._read) if directory is not None else 0
+        return _oom_kills(directory, self.version, self._read_counters) \
+            if directory is not None else 0
+
+    def _read_counters(self, path: str) -> str:
+        """A counter file's text through an fd kept open (read from offset 0, the kernel
+        writes it anew): read twice per run, so no open and close each time."""
+        return os.pread(self._fd(path), 1 << 16, 0).decode()
 
     def _fd(self, path: str | Path, flags: int = os.O_RDONLY) -> int:
         key = f"{path}:{flags}"

@@ -375,7 +375,7 @@ def _collect_calls(setup, test, request):
     """The first pass (see the module's docstring): the calls the test code makes, recorded,
     as the batch request's JSON. The test code's `random` state is put back afterwards."""
     import random
-    import signal
+    import _signal as signal  # signal.py converts every handler and number to its enums
     state = random.getstate()
     _State.collector = collector = _Collector()
     signal.signal(signal.SIGALRM, _on_alarm)
