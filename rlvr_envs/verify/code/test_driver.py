@@ -49,15 +49,16 @@ class CandidateError(Exception):
 
 
 class _Link:
-    """Line-delimited JSON over a pair of fds (or one socket)."""
+    """Line-delimited JSON over a pair of fds (or one socket), read and written with plain
+    os.read and os.write (a buffered file object per check cost more than its decoding)."""
 
-    def __init__(self, in_fd, out_fd):
-        self.reader = _os.fdopen(in_fd, "rb")
-        self.out_fd, self.own_out = out_fd, in_fd != out_fd
+    def __init__(self, in_fd, out_fd, owned=True):
+        self.in_fd, self.out_fd, self.owned = in_fd, out_fd, owned
+        self.pending = bytearray()
+        self.scanned = 0  # how much of `pending` is known to hold no newline
 
     def send(self, message):
-        """Written straight to the fd: a buffered writer whose peer died would keep the
-        unsent bytes and flush them, when collected, into whatever fd reuses the number."""
+        """Written straight to the fd, nothing kept back (a peer that died makes it raise)."""
         self.send_text(_json.dumps(message))
 
     def send_text(self, text):
@@ -66,25 +67,40 @@ class _Link:
             data = data[_os.write(self.out_fd, data):]
 
     def close(self):
-        self.reader.close()
-        if self.own_out:
-            _os.close(self.out_fd)
+        if self.owned:
+            _os.close(self.in_fd)
+            if self.out_fd != self.in_fd:
+                _os.close(self.out_fd)
 
     def receive(self):
         """The next message, or None when the peer has ended; WireError (from
-        `load_message`) when it sent something that is not a bounded protocol message."""
-        line = self.reader.readline(MAX_MESSAGE_BYTES + 1)
-        if not line.endswith(b"\n"):
-            if len(line) > MAX_MESSAGE_BYTES:
+        `load_message`) when it sent something that is not a bounded protocol message.
+        Reads stop at the message's end whenever the peer sends nothing after it (the grader
+        sends a check's request last), so nothing sent later is read ahead."""
+        while True:
+            end = self.pending.find(b"\n", self.scanned)
+            if end >= 0:
+                break
+            self.scanned = len(self.pending)
+            if self.scanned > MAX_MESSAGE_BYTES:
                 raise WireError("a reply longer than %d bytes" % MAX_MESSAGE_BYTES)
-            return None
-        message = load_message(line[:-1])
+            chunk = _os.read(self.in_fd, 1 << 16)
+            if not chunk:
+                return None
+            self.pending += chunk
+        line = bytes(self.pending[:end])
+        del self.pending[:end + 1]
+        self.scanned = 0
+        message = load_message(line)
         if message.get("dead"):
             return None
         return message
 
 
-class _State:
+class _CheckState:
+    """What one check has seen so far (one instance, `_State`: writing a class's own
+    attributes would invalidate CPython's attribute caches for it at every call counted)."""
+
     grader = None
     candidate = None
     batch = False      # whether calls go to the candidate in one batch (a direct channel)
@@ -98,6 +114,9 @@ class _State:
     call_errors = 0
     first_failure = None
     asserts = {}
+
+
+_State = _CheckState()
 
 
 def _note_failure(text):
@@ -500,11 +519,11 @@ def serve(grader_fd):
         _os.dup2(null, fd)
     sock = _socket.socket(fileno=grader_fd)
     sock.sendall(b'{"op": "ready"}\n')  # started: the grader may hand it a check
+    grader = _Link(grader_fd, grader_fd, owned=False)
     while True:
         header, fds, _, _ = _socket.recv_fds(sock, 1, 1)
         if not header or len(fds) != 1:
             _sys.exit(0)
-        grader = _Link(_os.dup(grader_fd), _os.dup(grader_fd))
         candidate = _Link(fds[0], fds[0])
         _reset()
         _State.grader, _State.candidate, _State.batch = grader, candidate, True
@@ -513,7 +532,6 @@ def serve(grader_fd):
             _sys.exit(3)
         _check(request)
         candidate.close()
-        grader.close()
 
 
 def main(grader_fd, candidate_fd=None):

@@ -73,7 +73,7 @@ def load_message(line):
     except UnicodeDecodeError:
         raise WireError("message is not UTF-8") from None
     try:
-        message = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
+        message = _DECODER.decode(text)
     except RecursionError:
         raise WireError("message nested too deeply") from None
     except WireError:
@@ -93,6 +93,10 @@ def _json_int(text):
 
 def _json_constant(name):
     raise WireError("non-standard JSON constant %s" % name)
+
+
+#: made once (json.loads with these hooks builds a decoder and its scanner per message)
+_DECODER = json.JSONDecoder(parse_int=_json_int, parse_constant=_json_constant)
 
 
 def decode(item, depth=0):
