@@ -243,6 +243,20 @@ class RunCgroup:
         """Start counting anew (a pooled group handed to the next run)."""
         self.oom_baseline = self._oom_count()
 
+    def surely_empty(self) -> bool:
+        """Whether a counter read through a kept fd shows no process left in the group (v2:
+        `cgroup.events` says "populated 0"; v1: `pids.current` is 0) — no listing to open and
+        parse; False where it cannot tell."""
+        try:
+            if self.version == "v2":
+                directory = next(iter(self.dirs.values()))
+                return b"populated 0" in os.pread(self._fd(directory / "cgroup.events"), 4096, 0)
+            directory = self.dirs.get("pids")
+            return directory is not None and \
+                os.pread(self._fd(directory / "pids.current"), 64, 0).strip() == b"0"
+        except (OSError, StopIteration):
+            return False
+
     def pids(self) -> list[int]:
         members: set[int] = set()
         for procs in self.procs_files:
@@ -278,7 +292,7 @@ def kill_members(groups: list[RunCgroup], rounds: int = 200):
     for _ in range(rounds):
         still = []
         for cgroup in left:
-            members = cgroup.pids()
+            members = [] if cgroup.surely_empty() else cgroup.pids()
             if not members:
                 yield cgroup, True
                 continue
