@@ -295,7 +295,9 @@ class ForkServer:
 
     @property
     def alive(self) -> bool:
-        return not self._closed and not self._dead and self.popen.poll() is None
+        # the event reader sees end of file on the control socket once the zygote is gone
+        # (no wait4 per run)
+        return not self._closed and not self._dead
 
     def stderr_tail(self) -> str:
         try:
