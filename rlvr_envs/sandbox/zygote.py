@@ -450,11 +450,17 @@ _RESET_SIGNALS = tuple(int(s) for s in (signal.SIGCHLD, signal.SIGTERM, signal.S
                                           signal.SIGPIPE))
 
 
-def _enter_child(keep):
-    """Common start of every child: no inherited fds or handlers, fds 0-2 on /dev/null."""
-    _signal.set_wakeup_fd(-1)
+def _reset_signals():
+    """Default dispositions for this process, which its children inherit as they are: no
+    handler or ignored signal of the interpreter's (SIGINT, SIGPIPE) or the host's (an ignored
+    SIGCHLD would reap children before the zygote could wait for them)."""
     for sig in _RESET_SIGNALS:
         _signal.signal(sig, _signal.SIG_DFL)
+
+
+def _enter_child(keep):
+    """Common start of every child: no inherited fds, fds 0-2 on /dev/null (its signal
+    dispositions are the zygote's defaults, `_reset_signals`)."""
     null = os.open(os.devnull, os.O_RDWR)
     keep = [fd if fd > 2 else os.dup(fd) for fd in keep]
     for fd in (0, 1, 2):
@@ -669,6 +675,9 @@ def _recv_fds(sock, size, max_fds, flags=0):
 
 #: the HOME every child of the jail gets (its /tmp), set once here rather than in each child
 HOME = [None]
+#: the longest the control loop waits with no child; with children; while a kill waits for
+#: its report (how soon an ended child is reaped)
+IDLE_WAIT, REAP_INTERVAL, REAP_POLL = 60.0, 0.05, 0.002
 
 
 def serve():
@@ -676,11 +685,7 @@ def serve():
     os.environ.pop("LD_BIND_NOW", None)  # the host's, for this process alone (forkserver)
     control = _socket.socket(fileno=0)
     sys.stdin = None
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
+    _reset_signals()
     first, _ = _recv_fds(control, 1 << 22, 0)
     global PROGRAMS
     error, setup = None, {}
@@ -718,19 +723,17 @@ def serve():
         control.send(json.dumps({"op": "exited", "id": ident}).encode())
 
     while True:
+        # Children that ended are reaped when a message arrives, at least every REAP_INTERVAL
+        # and every REAP_POLL while a kill waits for its report: no wake-up per exit, which
+        # after each fork would cost a pass over this loop and a copy of each page it writes.
         now = time.monotonic()
+        timeout = REAP_INTERVAL if by_pid else IDLE_WAIT
         for child in children.values():
             if child.deadline <= now:
                 _kill(child)
                 child.deadline = now + 5.0
-        soonest = min((c.deadline for c in children.values()), default=now + 60)
-        readable, _, _ = select.select([control, wake_r], [], [], max(0.0, soonest - now))
-        if wake_r in readable:
-            try:
-                while os.read(wake_r, 512):
-                    pass
-            except BlockingIOError:
-                pass
+            timeout = min(timeout, child.deadline - now, REAP_POLL if child.report else timeout)
+        readable, _, _ = select.select([control], [], [], max(0.0, timeout))
         while by_pid:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -748,7 +751,7 @@ def serve():
                     _give_back_net(child.net)
                 if child.report:
                     exited(ident)
-        if control not in readable:
+        if not readable:
             continue
         # every message already queued, before the next wait: each fork makes this process
         # pay again for every page it writes, so the loop's own work is done once per batch
