@@ -33,15 +33,21 @@ PAYLOADS = {
     "not_an_object": 'b\'[["int", "1"]]\\n\'',
     "never_ends": 'b"[" * (1 << 20)',   # written again and again, no newline
 }
+#: replies only the test driver reads (check mode: a check's calls go out in one batch)
+BATCH_PAYLOADS = {
+    "short_batch": 'b\'{"batch": [{"ok": true, "value": ["bool", true]}]}\\n\'',
+    "batch_of_strings": 'b\'{"batch": ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]}\\n\'',
+}
 
 
 def hostile(function: str, params: str, name: str) -> str:
     """A candidate that writes payload `name` on every fd it can (its channel among them)."""
     repeat = "while True:" if name == "never_ends" else "for _ in range(1):"
+    payload = {**PAYLOADS, **BATCH_PAYLOADS}[name]
     return f"""```python
 import os
 def {function}({params}):
-    data = {PAYLOADS[name]}
+    data = {payload}
     {repeat}
         for fd in range(3, 64):
             try:

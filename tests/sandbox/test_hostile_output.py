@@ -13,7 +13,7 @@ from rlvr_envs.tasks.code.humaneval import load_humaneval
 from rlvr_envs.tasks.code.scoring import CodeScorer
 from rlvr_envs.verify.code import wire
 
-from code_attacks import PAYLOADS, hostile
+from code_attacks import BATCH_PAYLOADS, PAYLOADS, hostile
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
                                  reason=f"bubblewrap unavailable: {bwrap_problem()}")
@@ -39,7 +39,8 @@ def test_calls_mode_scores_bad_output(scorer, name):
     assert score.reward == 0.0 and score.verifier == "bad_output", score
 
 
-@pytest.mark.parametrize("name", ["nesting", "huge_tagged_int", "invalid_utf8", "never_ends"])
+@pytest.mark.parametrize("name", ["nesting", "huge_tagged_int", "invalid_utf8", "never_ends",
+                                  *sorted(BATCH_PAYLOADS)])
 def test_check_mode_scores_bad_output(scorer, name):
     task = HUMANEVAL.get("HumanEval/0")
     score = scorer.score(task, hostile("has_close_elements", "numbers, threshold", name))

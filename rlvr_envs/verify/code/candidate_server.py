@@ -7,8 +7,8 @@ Protocol (one JSON object per line on the protocol channel):
   → {"op": "call", "name": str, "args": wire, "kwargs": wire}
                                            ← {"ok": true, "value": wire} | {"ok": false, "error": str}
   → {"op": "batch", "calls": [{"name": str, "args": wire, "kwargs": wire}, ...]}
-                                           ← one call reply per call, in order
-A batch's replies go out together, in one write, once its last call has returned (a process
+                                           ← {"batch": [one call reply per call, in order]}
+A batch's replies go out together, in one line, once its last call has returned (a process
 that dies during a batch delivers none of them); after a failed load, a batch's calls are
 answered {"ok": false} without running anything.
 The channel is a socket from the test driver or the grader (`main`, in a fork-server child) or
@@ -56,13 +56,9 @@ def _solution_code(request):
 
 def serve(in_fd, out_fd):
     dumps, loads = _json.dumps, _json.loads
-    replies = []
 
-    def reply(message, flush=True):
-        replies.append(dumps(message).encode("utf-8") + b"\n")
-        if flush:
-            _write_all(out_fd, b"".join(replies))
-            replies.clear()
+    def reply(message):
+        _write_all(out_fd, dumps(message).encode("utf-8") + b"\n")
 
     def call(request):
         try:
@@ -92,11 +88,8 @@ def serve(in_fd, out_fd):
         elif request["op"] == "call":
             reply(call(request))
         elif request["op"] == "batch":
-            for item in request["calls"]:
-                reply(call(item) if loaded else {"ok": False, "error": "not loaded"}, False)
-            reply_all = b"".join(replies)
-            replies.clear()
-            _write_all(out_fd, reply_all)
+            reply({"batch": [call(item) if loaded else {"ok": False, "error": "not loaded"}
+                             for item in request["calls"]]})
 
 
 _WARM_SOLUTION = """

@@ -393,9 +393,9 @@ def _run_test(setup, test, request):
 def _collect_calls(setup, test, request):
     """The first pass (see the module's docstring): the calls the test code makes, recorded,
     as the batch request's JSON. The test code's `random` state is put back afterwards."""
-    import random
     import _signal as signal  # signal.py converts every handler and number to its enums
-    state = random.getstate()
+    random = _random_module(setup, test)
+    state = random.getstate() if random is not None else None
     _State.collector = collector = _Collector()
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, COLLECT_SECONDS, 0.01)
@@ -406,19 +406,44 @@ def _collect_calls(setup, test, request):
     _State.collector = None  # a late alarm does nothing from here on
     signal.setitimer(signal.ITIMER_REAL, 0)
     _sys.settrace(None)
-    random.setstate(state)
+    if random is not None:
+        random.setstate(state)
     return collector
 
 
+def _names(code):
+    """Every name and string constant of the code object and those nested in it."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names(const)
+        elif type(const) is str:
+            names.add(const)
+    return names
+
+
+def _random_module(setup, test):
+    """`random`, when the task's code may use its shared state (names it anywhere): the
+    first pass then puts that state back for the real one."""
+    if "random" not in _names(test) and "random" not in _names(setup):
+        return None
+    import random
+    return random
+
+
 def _receive_batch(collector):
-    """The batch's answers (as many as arrived before the candidate ended or sent bad data:
-    the calls after them fail as live calls to it would)."""
+    """The batch's answers, all in one line; none when the candidate ended first or sent
+    something else (every call then fails, as live calls to it would)."""
+    answers = _receive_answer()
     replay = []
-    for payload in collector.payloads:
-        answer = _receive_answer()
-        if answer is None:
-            break
-        replay.append((payload, answer))
+    if answers is not None:
+        batch = answers.get("batch")
+        if type(batch) is list and len(batch) == len(collector.payloads) and \
+                all(type(answer) is dict for answer in batch):
+            replay = list(zip(collector.payloads, batch))
+        else:
+            _State.bad_output = "a batch reply that is not one answer per call"
+            _State.dead = "candidate sent %s" % _State.bad_output
     _State.replay, _State.replay_at = replay, 0
 
 
