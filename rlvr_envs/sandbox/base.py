@@ -288,8 +288,9 @@ class WarmForkServer(Protocol):
     def prepared(self, key: Hashable, prepare: Callable[[], Any]) -> Any:
         """An item made ahead of time, handed out once; one more is made for the next call."""
 
-    def warm(self, limits: Limits, runs: int) -> None:
-        """Make now what `runs` isolated runs with `limits` take from pools."""
+    def warm(self, limits: Limits, runs: int, groups: int | None = None) -> None:
+        """Make now what `runs` isolated runs with `limits` take from pools (`groups`: how
+        many of the pools shared by all servers, default `runs`)."""
 
 
 class Sandbox(ABC):

@@ -319,10 +319,12 @@ class ForkServer:
                 raise ForkServerError(f"the {self.isolation} fork server stopped: {err}; "
                                       f"{self.stderr_tail()}") from err
 
-    def warm(self, limits: Limits, runs: int) -> None:
-        """Make now what `runs` isolated runs with `limits` take from pools (their cgroups,
-        the zygote's network namespaces), instead of during the first runs."""
-        CGROUPS.warm(limits.max_processes + 1, limits.memory_mb * 2**20, runs)
+    def warm(self, limits: Limits, runs: int, groups: int | None = None) -> None:
+        """Make now what `runs` isolated runs with `limits` take from pools (the zygote's
+        network namespaces; cgroups, shared by every zygote: `groups` of them, default
+        `runs`), instead of during the first runs."""
+        CGROUPS.warm(limits.max_processes + 1, limits.memory_mb * 2**20,
+                     runs if groups is None else groups)
         ident = self.next_id()
         made = self._replies([ident])[0]
         self.send({"op": "warm", "runs": runs, "id": ident})

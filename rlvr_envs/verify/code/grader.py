@@ -230,8 +230,9 @@ def _start_driver(server: WarmForkServer, limits: Limits) -> _Driver:
 def warm_up(sandbox: Sandbox, limits: Limits | dict = Limits(), drivers: int = 4) -> bool:
     """Start now what grading on `sandbox` keeps warm, instead of during the first graded
     runs: its fork servers, on each `drivers` reusable test drivers (one per check in flight;
-    a scorer's `batch_workers`) and the pooled cgroups and network namespaces of that many
-    runs in flight (four per driver: running, prepared, being emptied). Returns False where
+    a scorer's `batch_workers`) and the pooled network namespaces (four runs per driver:
+    running, prepared, being emptied) and cgroups (as many again per zygote, which all share
+    them) of the runs in flight. Returns False where
     the sandbox has no fork server (Docker, `warm=False`): there every run starts fresh
     processes and nothing is kept."""
     limits = Limits.coerce(limits)
@@ -239,7 +240,9 @@ def warm_up(sandbox: Sandbox, limits: Limits | dict = Limits(), drivers: int = 4
     for server in servers:  # runs go to the least busy: each may serve them all
         for driver in [_start_driver(server, limits) for _ in range(max(0, drivers))]:
             server.put_back(("driver", limits), driver)
-        server.warm(limits, 4 * max(1, drivers))
+        # cgroups are shared by every zygote: one run in flight per driver, plus those each
+        # zygote has forked ahead and those the janitor is emptying
+        server.warm(limits, 4 * max(1, drivers), groups=4 * max(1, drivers) * len(servers))
     return bool(servers)
 
 
