@@ -481,20 +481,20 @@ _libc.syscall.restype = ctypes.c_long
 _BEFORE_FORK = ctypes.pythonapi.PyOS_BeforeFork
 _AFTER_FORK_PARENT = ctypes.pythonapi.PyOS_AfterFork_Parent
 _AFTER_FORK_CHILD = ctypes.pythonapi.PyOS_AfterFork_Child
+_CLONE_NR, _ZERO = ctypes.c_long(SYS_CLONE or -1), ctypes.c_long(0)
 
 
 def _clone(flags):
     """fork() into new namespaces (clone(2) with CLONE_NEW* flags): the child is PID 1 of its
     own PID namespace and a direct child of the zygote, with no intermediate process."""
     _BEFORE_FORK()
-    pid = _libc.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_long(flags | SIGCHLD),
-                        ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
+    pid = _libc.syscall(_CLONE_NR, ctypes.c_long(flags | SIGCHLD), _ZERO, _ZERO, _ZERO, _ZERO)
     if pid == 0:
         _AFTER_FORK_CHILD()
         return 0
-    err = ctypes.get_errno()
     _AFTER_FORK_PARENT()
     if pid < 0:
+        err = ctypes.get_errno()  # ctypes' copy, saved as the call returned
         raise OSError(err, "clone: %s" % os.strerror(err))
     return pid
 
@@ -755,7 +755,7 @@ def serve():
             continue
         # every message already queued, before the next wait: each fork makes this process
         # pay again for every page it writes, so the loop's own work is done once per batch
-        while True:
+        while readable:
             try:
                 message, fds = _recv_fds(control, 1 << 16, 8, _socket.MSG_DONTWAIT)
             except BlockingIOError:
@@ -767,6 +767,7 @@ def serve():
                     _kill(child)
                 os._exit(0)
             _handle(message, fds, children, by_pid, namespaces, exited)
+            readable = select.select([control], [], [], 0)[0]  # more queued (no exception)
 
 
 def _handle(message, fds, children, by_pid, namespaces, exited):
