@@ -446,16 +446,18 @@ def _set_name(name):
 
 #: plain ints (the signal module's enums cost a child more pages than the work itself)
 SIGKILL, SIGCHLD = int(signal.SIGKILL), int(signal.SIGCHLD)
-_RESET_SIGNALS = tuple(int(s) for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT,
-                                          signal.SIGPIPE))
+_RESET_SIGNALS = tuple(int(s) for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT))
 
 
 def _reset_signals():
-    """Default dispositions for this process, which its children inherit as they are: no
-    handler or ignored signal of the interpreter's (SIGINT, SIGPIPE) or the host's (an ignored
-    SIGCHLD would reap children before the zygote could wait for them)."""
+    """The dispositions this process keeps and its children inherit as they are: defaults,
+    not the interpreter's SIGINT handler nor anything the host ignored (an ignored SIGCHLD
+    would reap children before the zygote could wait for them); SIGPIPE ignored, as Python
+    itself sets it (the zygote writes into pipes whose reader may have died, and a program
+    gets BrokenPipeError as anywhere else)."""
     for sig in _RESET_SIGNALS:
         _signal.signal(sig, _signal.SIG_DFL)
+    _signal.signal(int(signal.SIGPIPE), _signal.SIG_IGN)
 
 
 def _enter_child(keep):

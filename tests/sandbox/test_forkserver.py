@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import signal
 import socket
 import time
 import uuid
@@ -70,7 +71,7 @@ def test_isolated_child_sees_only_itself(server):
         pytest.skip("user namespaces are unavailable here; children fall back to local isolation")
     child = Child(server)
     view = child.run("""
-import os, socket
+import os, signal, socket
 def attempt(fn):
     try:
         fn()
@@ -87,10 +88,14 @@ result = {
     "sethostname": attempt(lambda: socket.sethostname("escaped")),
     "network": attempt(lambda: socket.create_connection(("127.0.0.1", 9), timeout=1)),
     "environ": sorted(os.environ),
+    "signals": [int(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGTERM,
+                                                   signal.SIGCHLD, signal.SIGPIPE)],
 }
 """)
     child.close()
     assert "LD_BIND_NOW" not in view["environ"]  # the zygote's own, not its children's
+    # no handler of the zygote's; SIGPIPE ignored as Python itself sets it
+    assert view["signals"] == [signal.SIG_DFL] * 3 + [signal.SIG_IGN]
     # its own /proc (its PID namespace holds only itself), uid 65534, never root
     assert view["pid"] == 1 and view["pids"] in ([], ["1"]) and view["cwd"] == "/tmp"
     assert view["uid"] == 65534
