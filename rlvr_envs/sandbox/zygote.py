@@ -16,8 +16,8 @@ zygote reads with one C call; zygote → host in JSON):
   {"op": "programs", "programs": {name: source}, "compiled": {name: marshal of the code},
    "python": the host's sys.version, "view": {...}, "jail": bool}   first, once (the compiled
       code is used when "python" is this interpreter's: compiling here would leave the zygote
-      megabytes of heap that every fork copies); answered by {"op": "ready", "namespaces": bool, "jail": bool, "run_proc": bool,
-      "error": str|null}
+      megabytes of heap that every fork copies); answered by {"op": "ready", "namespaces":
+      bool, "jail": bool, "run_proc": bool, "error": str|null}
   {"op": "spawn", "id": int, "program": str, "isolate": bool, "limits": {RLIMIT_*: int},
    "wall": float|null, "tmp_mb": int, "shm_mb": int, "cgroups": int, "pids_cgroup": bool}
       fds: channels [+ the run's cgroup.procs files]
@@ -734,7 +734,9 @@ def serve():
             if child.deadline <= now:
                 _kill(child)
                 child.deadline = now + 5.0
-            timeout = min(timeout, child.deadline - now, REAP_POLL if child.report else timeout)
+            timeout = min(timeout, child.deadline - now)
+            if child.report:
+                timeout = min(timeout, REAP_POLL)
         readable, _, _ = select.select([control], [], [], max(0.0, timeout))
         while by_pid:
             try:

@@ -232,17 +232,15 @@ def warm_up(sandbox: Sandbox, limits: Limits | dict = Limits(), drivers: int = 4
     runs: its fork servers, on each `drivers` reusable test drivers (one per check in flight;
     a scorer's `batch_workers`) and the pooled network namespaces (four runs per driver:
     running, prepared, being emptied) and cgroups (as many again per zygote, which all share
-    them) of the runs in flight. Returns False where
-    the sandbox has no fork server (Docker, `warm=False`): there every run starts fresh
-    processes and nothing is kept."""
+    them) of the runs in flight. Returns False where the sandbox has no fork server (Docker,
+    `warm=False`): there every run starts fresh processes and nothing is kept."""
     limits = Limits.coerce(limits)
     servers = sandbox.start_fork_servers(PROGRAMS)
+    runs = 4 * max(1, drivers)
     for server in servers:  # runs go to the least busy: each may serve them all
         for driver in [_start_driver(server, limits) for _ in range(max(0, drivers))]:
             server.put_back(("driver", limits), driver)
-        # cgroups are shared by every zygote: one run in flight per driver, plus those each
-        # zygote has forked ahead and those the janitor is emptying
-        server.warm(limits, 4 * max(1, drivers), groups=4 * max(1, drivers) * len(servers))
+        server.warm(limits, runs, groups=runs * len(servers))
     return bool(servers)
 
 
