@@ -31,6 +31,14 @@ def compose_program(task: Task, code: str) -> str:
     return prefix + ("" if prefix.endswith("\n") else "\n") + code
 
 
+def entry_names(task: Task) -> tuple[str, ...]:
+    """The names of the functions a task's tests call (none for a stdio program)."""
+    meta = task.metadata
+    named = meta.get("entry") or meta.get("function")
+    return (named,) if isinstance(named, str) else tuple(
+        name for name in meta.get("names") or () if isinstance(name, str))
+
+
 def check_task(task: Task) -> Mapping[str, Any]:
     """The task's metadata, or ValueError naming what a code task lacks."""
     meta = task.metadata
@@ -88,7 +96,7 @@ class CodeScorer(Scorer):
         return Score(0.0, False, {self.component: 0.0}, reason, details=details)
 
     def score(self, task: Task, completion: str) -> Score:
-        code = extract_code(completion)
+        code = extract_code(completion, entry_names(task))
         if code is None:
             return self._zero("no_code", tests_passed=0, tests_total=0,
                               first_failure="the completion holds no code")

@@ -1,5 +1,13 @@
-"""Reading code out of a model's completion: the last ```python fenced block (or the last
-unlabelled fence), else the whole text when it is Python; prose without code → None."""
+"""Reading code out of a model's completion.
+
+Only the answer section counts (after the last `</think>`, `rlvr_envs.verify.sections`: code
+left in the reasoning is a draft, not an answer), and inside it the last `<answer>` tags when
+they hold code. There: the ```python fenced blocks (else the unlabelled ones); the last one
+that defines the function under test when the task names it (models often follow their
+solution with a block of example calls or asserts), with the definitions it uses from the
+completion's other blocks (a helper or an import given in a block of its own), else the last
+block; without fences, the whole text when it is Python. Prose without code → None.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,9 @@ import functools
 import re
 import types
 import warnings
+from typing import Iterable
+
+from rlvr_envs.verify.sections import ANSWER_CLOSE, ANSWER_OPEN, split_reasoning
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _PY_LABELS = {"python", "py", "python3", "py3"}
@@ -15,25 +26,105 @@ _CODE_HINTS = re.compile(r"^\s*(def |class |import |from \S+ import |return\b|pr
                          re.M)
 
 
-def extract_code(completion: str) -> str | None:
-    """The code in `completion`, or None when it holds none."""
+_ANSWER_TAG = re.compile(re.escape(ANSWER_OPEN) + r"(.*?)(?:" + re.escape(ANSWER_CLOSE) + r"|\Z)", re.S)
+#: statements another block may lend the chosen one: what they define, nothing they run
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def extract_code(completion: str, entry: Iterable[str] = ()) -> str | None:
+    """The code in `completion`, or None when it holds none. `entry`: the names of the
+    function(s) the tests call, when the task has them (the block defining one is chosen)."""
     if not completion or not completion.strip():
         return None
-    blocks = [(label.lower(), body) for label, body in _FENCE.findall(completion)]
-    labelled = [body for label, body in blocks if label in _PY_LABELS]
-    bare = [body for label, body in blocks if not label]
-    for candidates in (labelled, bare):
-        for body in reversed(candidates):
-            if body.strip():
-                return body
+    text = split_reasoning(completion).answer
+    tagged = [body for body in _ANSWER_TAG.findall(text) if body.strip()]
+    code = _code_in(tagged[-1], set(entry)) if tagged else None
+    return code if code is not None else _code_in(text, set(entry))
+
+
+def _code_in(text: str, entry: set[str]) -> str | None:
+    if not text.strip():
+        return None
+    blocks = [(label.lower(), body) for label, body in _FENCE.findall(text)]
+    labelled = [body for label, body in blocks if label in _PY_LABELS and body.strip()]
+    bare = [body for label, body in blocks if not label and body.strip()]
+    for bodies in (labelled, bare):
+        if bodies:
+            return _choose_block(bodies, entry)
     if blocks:
         return None  # only fences of other languages
-    text = completion
     try:
         ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text if _CODE_HINTS.search(text) else None
     return text if _CODE_HINTS.search(text) or "=" in text else None
+
+
+def _parse(code: str) -> ast.Module | None:
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _defines(node: ast.stmt) -> set[str]:
+    """The top-level names a definition or import binds."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names
+                if alias.name != "*"}
+    return {node.name}
+
+
+def _defined(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, _DEFINITIONS):
+            names |= _defines(node)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _used(tree: ast.AST) -> set[str]:
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def _segment(code: str, node: ast.stmt) -> str:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return "\n".join(code.splitlines()[first - 1:node.end_lineno])
+
+
+def _choose_block(bodies: list[str], entry: set[str]) -> str:
+    """The last block defining one of `entry`, preceded by the definitions it uses that only
+    other blocks give (the last of each name); the last block when none defines one."""
+    trees = [_parse(body) for body in bodies]
+    chosen = next((i for i in reversed(range(len(bodies)))
+                   if entry and trees[i] is not None and entry & _defined(trees[i])), None)
+    if chosen is None:
+        return bodies[-1]
+    lenders: dict[str, tuple[int, ast.stmt]] = {}
+    for index, tree in enumerate(trees):
+        if index == chosen or tree is None:
+            continue
+        for node in tree.body:
+            if isinstance(node, _DEFINITIONS):
+                for name in _defines(node):
+                    lenders[name] = (index, node)
+    have = _defined(trees[chosen])
+    wanted, taken = _used(trees[chosen]) - have, []
+    while wanted:
+        name = wanted.pop()
+        lender = lenders.get(name)
+        if lender is None or lender in taken:
+            continue
+        taken.append(lender)
+        have |= _defines(lender[1])
+        wanted |= _used(lender[1]) - have
+    if not taken:
+        return bodies[chosen]
+    taken.sort(key=lambda item: (item[0], item[1].lineno))
+    borrowed = "\n".join(_segment(bodies[index], node) for index, node in taken)
+    return borrowed + "\n\n" + bodies[chosen]
 
 
 #: the file name of a candidate's code compiled here (`compile_solution`)

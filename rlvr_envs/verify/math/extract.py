@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from rlvr_envs.verify.math.normalize import NestingError, clean, closing_brace
 from rlvr_envs.verify.math.verdict import HEDGED, MAX_ANSWER_CHARS, MAX_ANSWERS, NO_ANSWER, TOO_LONG
+from rlvr_envs.verify.sections import (ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN,  # noqa: F401
+                                       Sections, split_reasoning)
 
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
 _BARE_BOX_ARG = re.compile(r"\s*([^\s${}]+)")
 _MINERVA_END = "I hope it is correct"
@@ -38,17 +38,6 @@ _ANSWER_IS = re.compile(
     re.IGNORECASE)
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 _PROSE = re.compile(r"(?:[A-Za-z]{2,}[,;:]?\s+){3}[A-Za-z]")
-
-
-@dataclass(frozen=True)
-class Sections:
-    """A completion cut into its reasoning and its answer section (empty when the think block
-    never closes)."""
-
-    reasoning: str
-    answer: str
-    has_think_block: bool
-    closed: bool = True
 
 
 @dataclass(frozen=True)
@@ -65,18 +54,6 @@ class AnswerRefused(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-def split_reasoning(completion: str) -> Sections:
-    """The reasoning (first `<think>` to last `</think>`) and the answer section after it."""
-    close = completion.rfind(THINK_CLOSE)
-    start = completion.find(THINK_OPEN)
-    if close >= 0:
-        begin = start + len(THINK_OPEN) if 0 <= start < close else 0
-        return Sections(completion[begin:close], completion[close + len(THINK_CLOSE):], True)
-    if start >= 0:
-        return Sections(completion[start + len(THINK_OPEN):], "", True, closed=False)
-    return Sections("", completion, False)
 
 
 def answer_section(completion: str) -> str | None:

@@ -1,0 +1,112 @@
+"""Reading code out of completions shaped the way chat models write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlvr_envs.sandbox import Limits
+from rlvr_envs.tasks.code.humaneval import load_humaneval
+from rlvr_envs.tasks.code.scoring import CodeScorer, entry_names
+from rlvr_envs.verify.code.extract import extract_code
+
+SOLUTION = '''from typing import List
+
+
+def has_close_elements(numbers: List[float], threshold: float) -> bool:
+    return any(abs(a - b) < threshold
+               for i, a in enumerate(numbers) for j, b in enumerate(numbers) if i != j)
+'''
+WRONG = "def has_close_elements(numbers, threshold):\n    return None\n"
+ENTRY = ("has_close_elements",)
+
+
+def fenced(code: str, label: str = "python") -> str:
+    return f"```{label}\n{code}```"
+
+
+def test_the_block_defining_the_function_wins_over_a_later_usage_block():
+    text = (f"{fenced(SOLUTION)}\n\nExample usage:\n"
+            f"{fenced('print(has_close_elements([1.0, 2.0], 0.5))' + chr(10))}")
+    assert extract_code(text, ENTRY) == SOLUTION
+    # without the entry point's name: the last block, as before
+    assert extract_code(text) == "print(has_close_elements([1.0, 2.0], 0.5))\n"
+
+
+def test_a_later_block_that_redefines_the_function_is_the_answer():
+    text = f"{fenced(SOLUTION)}\nSimpler:\n{fenced(WRONG)}"
+    assert extract_code(text, ENTRY) == WRONG
+
+
+def test_code_in_the_reasoning_is_not_the_answer():
+    assert extract_code(f"<think>\n{fenced(SOLUTION)}\n</think>\n{fenced(WRONG)}",
+                        ENTRY) == WRONG
+    assert extract_code(f"<think>\n{fenced(SOLUTION)}\n</think>\nSee above.", ENTRY) is None
+    assert extract_code(f"<think>\n{fenced(SOLUTION)}", ENTRY) is None  # never closed
+    # a chat template that opened the think block in the prompt: only </think> shows
+    assert extract_code(f"{fenced(WRONG)}\n</think>\n{fenced(SOLUTION)}", ENTRY) == SOLUTION
+
+
+def test_answer_tags_hold_the_code():
+    assert extract_code(f"<think>easy</think>\n<answer>\n{SOLUTION}</answer>",
+                        ENTRY).strip() == SOLUTION.strip()
+    tagged = f"<think>x</think><answer>{fenced(SOLUTION)}</answer>\n{fenced(WRONG)}"
+    assert extract_code(tagged, ENTRY) == SOLUTION
+    # tags holding no code (a name, a sentence): the code is read from the whole answer
+    named = f"<think>x</think>{fenced(SOLUTION)}\n<answer>has_close_elements</answer>"
+    assert extract_code(named, ENTRY) == SOLUTION
+
+
+def test_helpers_and_imports_from_other_blocks_are_lent_to_the_chosen_one():
+    helper = "import math\n\n\n@staticmethod\ndef unused():\n    pass\n\n\ndef _close(a, b, t):\n    return math.fabs(a - b) < t\n"
+    main = ("def has_close_elements(numbers, threshold):\n"
+            "    return any(_close(a, b, threshold) for i, a in enumerate(numbers)\n"
+            "               for j, b in enumerate(numbers) if i != j)\n")
+    code = extract_code(f"{fenced(helper)}\nThen:\n{fenced(main)}\n"
+                        f"{fenced('print(has_close_elements([1.0], 1.0))' + chr(10))}", ENTRY)
+    assert code == "import math\ndef _close(a, b, t):\n    return math.fabs(a - b) < t\n\n" + main
+    assert "unused" not in code and "print" not in code
+
+
+def test_a_name_the_chosen_block_defines_itself_is_not_borrowed():
+    other = "def helper():\n    return 1\n"
+    main = "def helper():\n    return 2\n\ndef has_close_elements(numbers, threshold):\n    return helper() == 3\n"
+    assert extract_code(f"{fenced(other)}{fenced(main)}", ENTRY) == main
+
+
+def test_blocks_that_do_not_parse_are_skipped_when_choosing():
+    broken = "def has_close_elements(numbers, threshold)\n    return True\n"
+    assert extract_code(f"{fenced(SOLUTION)}{fenced(broken)}", ENTRY) == SOLUTION
+    # none parses: the last block, whose syntax error the scorer then reports
+    assert extract_code(f"{fenced(broken)}", ENTRY) == broken
+
+
+def test_entry_names_per_task_mode():
+    task = load_humaneval().get("HumanEval/0")
+    assert entry_names(task) == ("has_close_elements",)
+    calls = task.__class__(prompt="p", answer="a", family="code",
+                           metadata={"mode": "calls", "function": "f", "tests": []})
+    assert entry_names(calls) == ("f",)
+    mbpp = task.__class__(prompt="p", answer="a", family="code",
+                          metadata={"mode": "check", "entry": None, "names": ["g", "h"]})
+    assert entry_names(mbpp) == ("g", "h")
+    stdio = task.__class__(prompt="p", answer="a", family="code", metadata={"mode": "stdio"})
+    assert entry_names(stdio) == ()
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    scorer = CodeScorer("local", limits=Limits(wall_time=5.0, memory_mb=512))
+    yield scorer
+    scorer.close()
+
+
+@pytest.mark.parametrize("completion,reward", [
+    (f"{fenced(SOLUTION)}\nExample:\n{fenced('print(has_close_elements([1.0, 2.0], 0.5))' + chr(10))}", 1.0),
+    (f"{fenced(SOLUTION)}\nTests:\n{fenced('assert has_close_elements([1.0, 2.8, 3.0], 0.3)' + chr(10))}", 1.0),
+    (f"<think>\n{fenced(SOLUTION)}\n</think>\n{fenced(WRONG)}", 0.0),
+    (f"<think>\n{fenced(SOLUTION)}\n</think>\nThe code is above.", 0.0),
+    (f"<think>ok</think><answer>\n{SOLUTION}</answer>", 1.0),
+])
+def test_scores_of_model_shaped_completions(scorer, completion, reward):
+    task = load_humaneval().get("HumanEval/0")
+    assert scorer.score(task, completion).reward == reward
