@@ -97,6 +97,8 @@ def _segment(code: str, node: ast.stmt) -> str:
 def _choose_block(bodies: list[str], entry: set[str]) -> str:
     """The last block defining one of `entry`, preceded by the definitions it uses that only
     other blocks give (the last of each name); the last block when none defines one."""
+    if len(bodies) == 1:  # nothing to choose between (most completions): no parse
+        return bodies[0]
     trees = [_parse(body) for body in bodies]
     chosen = next((i for i in reversed(range(len(bodies)))
                    if entry and trees[i] is not None and entry & _defined(trees[i])), None)
