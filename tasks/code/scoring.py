@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from rlvr_envs.core.scoring import Score, Scorer
 from rlvr_envs.core.task import Task
 from rlvr_envs.sandbox import Limits, Sandbox, get_sandbox
-from rlvr_envs.verify.code.extract import extract_code, syntax_error
+from rlvr_envs.verify.code.extract import extract_code, future_imports_first, syntax_error
 from rlvr_envs.verify.code.grader import (CodeVerdict, grade_calls, grade_check, grade_stdio,
                                           warm_up)
 
@@ -22,13 +22,12 @@ MODES = ("check", "calls", "stdio")
 
 def compose_program(task: Task, code: str) -> str:
     """The program that runs: for tasks with a prompt prefix (HumanEval), the prefix then the
-    completion's code, so both a whole function and a body-only continuation work."""
+    completion's code, so both a whole function and a body-only continuation work; a
+    `from __future__` import of the code is moved to the top, where Python requires it."""
     prefix = task.metadata.get("prefix")
-    if not prefix:
-        return code
-    if code.startswith(prefix):
-        return code
-    return prefix + ("" if prefix.endswith("\n") else "\n") + code
+    if not prefix or code.startswith(prefix):
+        return future_imports_first(code)
+    return future_imports_first(prefix + ("" if prefix.endswith("\n") else "\n") + code)
 
 
 def entry_names(task: Task) -> tuple[str, ...]:

@@ -129,6 +129,24 @@ def _choose_block(bodies: list[str], entry: set[str]) -> str:
     return borrowed + "\n\n" + bodies[chosen]
 
 
+def future_imports_first(program: str) -> str:
+    """`program` with its `from __future__` imports moved to the top, where Python requires
+    them (a solution that starts with one, put after a task's prompt or a lent helper)."""
+    if "__future__" not in program:
+        return program
+    tree = _parse(program)
+    if tree is None:
+        return program
+    futures = [node for node in tree.body
+               if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
+    if not futures:
+        return program
+    lines = program.splitlines()
+    moved = {i for node in futures for i in range(node.lineno - 1, node.end_lineno)}
+    return "\n".join([lines[i] for i in sorted(moved)] +
+                     [line for i, line in enumerate(lines) if i not in moved]) + "\n"
+
+
 #: the file name of a candidate's code compiled here (`compile_solution`)
 SOLUTION_FILENAME = "<solution>"
 # what the compiler says about a candidate's code ("is" with a literal, ...) is no business

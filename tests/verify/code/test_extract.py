@@ -7,7 +7,7 @@ import pytest
 from rlvr_envs.sandbox import Limits
 from rlvr_envs.tasks.code.humaneval import load_humaneval
 from rlvr_envs.tasks.code.scoring import CodeScorer, entry_names
-from rlvr_envs.verify.code.extract import extract_code
+from rlvr_envs.verify.code.extract import extract_code, future_imports_first
 
 SOLUTION = '''from typing import List
 
@@ -80,6 +80,14 @@ def test_blocks_that_do_not_parse_are_skipped_when_choosing():
     assert extract_code(f"{fenced(broken)}", ENTRY) == broken
 
 
+def test_future_imports_are_moved_to_the_top():
+    program = '"""doc"""\nimport os\nfrom __future__ import (\n    annotations)\nx: int = 1\n'
+    assert future_imports_first(program) == (
+        'from __future__ import (\n    annotations)\n"""doc"""\nimport os\nx: int = 1\n')
+    assert future_imports_first("x = '__future__'\n") == "x = '__future__'\n"
+    assert future_imports_first("def broken(:\n from __future__") == "def broken(:\n from __future__"
+
+
 def test_entry_names_per_task_mode():
     task = load_humaneval().get("HumanEval/0")
     assert entry_names(task) == ("has_close_elements",)
@@ -106,6 +114,10 @@ def scorer():
     (f"<think>\n{fenced(SOLUTION)}\n</think>\n{fenced(WRONG)}", 0.0),
     (f"<think>\n{fenced(SOLUTION)}\n</think>\nThe code is above.", 0.0),
     (f"<think>ok</think><answer>\n{SOLUTION}</answer>", 1.0),
+    # after the task's prompt (prefixed) and after a lent helper, the future import goes first
+    (fenced("from __future__ import annotations\n" + SOLUTION), 1.0),
+    (fenced("def _gap(a, b):\n    return abs(a - b)\n") + fenced(
+        "from __future__ import annotations\n" + SOLUTION.replace("abs(a - b)", "_gap(a, b)")), 1.0),
 ])
 def test_scores_of_model_shaped_completions(scorer, completion, reward):
     task = load_humaneval().get("HumanEval/0")
