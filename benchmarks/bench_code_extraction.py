@@ -16,12 +16,18 @@ only in what they read out of the text. Printed: the share of completions scored
 Needs the peer: `pip install --no-deps evalplus==0.3.1 && pip install tree_sitter
 tree_sitter_python tempdir wget appdirs termcolor multipledispatch` (only `sanitize` is used).
 
+`--completions FILE` grades real model output instead: a JSON list (or JSONL) of
+{"task": "HumanEval/N", "completion": text}; printed are the rewards of both sides and every
+completion on which they disagree.
+
     .venv/bin/python benchmarks/bench_code_extraction.py [--tasks 164] [--sandbox auto]
+        [--completions FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -98,6 +104,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=164)
     parser.add_argument("--sandbox", default="auto")
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--completions", help="JSON list or JSONL of {task, completion}")
     args = parser.parse_args()
     try:
         from evalplus.sanitize import sanitize
@@ -120,6 +127,10 @@ def main() -> None:
             return 0.0
         return 1.0 if scorer.grade(task, compose_program(task, code)).passed else 0.0
 
+    if args.completions:
+        compare_real(args.completions, scorer, peer, args.workers)
+        scorer.close()
+        return
     jobs = [(name, task, text, want) for task in tasks
             for name, (text, want) in shapes(task).items()]
     started = time.perf_counter()
@@ -142,6 +153,30 @@ def main() -> None:
         print(f"  {name:42s} {len(rows):4d} {mine:10.3f} {other:10.3f}")
     print(f"  scored as deserved: rlvr-envs {right['ours']}/{len(jobs)}, evalplus "
           f"{right['theirs']}/{len(jobs)}")
+
+
+def read_completions(path: str) -> list[dict]:
+    text = open(path, encoding="utf-8").read()
+    rows = json.loads(text) if text.lstrip().startswith("[") else \
+        [json.loads(line) for line in text.splitlines() if line.strip()]
+    return rows
+
+
+def compare_real(path: str, scorer, peer, workers: int) -> None:
+    from rlvr_envs.tasks.code.humaneval import load_humaneval
+
+    tasks = load_humaneval()
+    rows = read_completions(path)
+    items = [(tasks.get(row["task"]), row["completion"]) for row in rows]
+    with ThreadPoolExecutor(workers) as pool:
+        ours = list(pool.map(lambda item: scorer.score(*item).reward, items))
+        theirs = list(pool.map(lambda item: peer(*item), items))
+    print(f"{len(items)} completions from {path}: rlvr-envs {sum(ours):.0f} scored 1, "
+          f"evalplus {sum(theirs):.0f}; they disagree on "
+          f"{sum(a != b for a, b in zip(ours, theirs))}")
+    for (task, text), a, b in zip(items, ours, theirs):
+        if a != b:
+            print(f"--- {task.source_id}: rlvr-envs {a:.0f}, evalplus {b:.0f}\n{text[:1500]}")
 
 
 if __name__ == "__main__":
