@@ -101,6 +101,11 @@ def test_entry_names_per_task_mode():
     assert entry_names(stdio) == ()
 
 
+#: verbatim output of SmolLM2-135M-Instruct (sampled, temperature 0.7) for HumanEval/7: a right
+#: solution, then a block of example calls; graded on the last block it scored 0
+SMOLLM2_HUMANEVAL_7 = '```python\ndef filter_by_substring(strings: List[str], substring: str) -> List[str]:\n    """\n    Returns a list of only those strings that contain the given substring.\n    """\n    return [s for s in strings if substring in s]\n```\n\nYou can use this function like this:\n```python\nstrings = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]\nprint(filter_by_substring(strings, \'b\'))  # [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]\n```'
+
+
 @pytest.fixture(scope="module")
 def scorer():
     scorer = CodeScorer("local", limits=Limits(wall_time=5.0, memory_mb=512))
@@ -122,3 +127,9 @@ def scorer():
 def test_scores_of_model_shaped_completions(scorer, completion, reward):
     task = load_humaneval().get("HumanEval/0")
     assert scorer.score(task, completion).reward == reward
+
+
+def test_a_real_small_model_answer_with_an_example_block_scores_1(scorer):
+    task = load_humaneval().get("HumanEval/7")
+    score = scorer.score(task, SMOLLM2_HUMANEVAL_7)
+    assert score.reward == 1.0, score.details
