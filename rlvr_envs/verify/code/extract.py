@@ -5,8 +5,9 @@ left in the reasoning is a draft, not an answer), and inside it the last `<answe
 they hold code. There: the ```python fenced blocks (else the unlabelled ones); the last one
 that defines the function under test when the task names it (models often follow their
 solution with a block of example calls or asserts), with the definitions it uses from the
-completion's other blocks (a helper or an import given in a block of its own), else the last
-block; without fences, the whole text when it is Python. Prose without code → None.
+completion's other blocks (a helper or an import given in a block of its own); else (a stdin
+program) the last block that reads as code rather than sample input or output; without
+fences, the whole text when it is Python. Prose without code → None.
 """
 
 from __future__ import annotations
@@ -96,14 +97,16 @@ def _segment(code: str, node: ast.stmt) -> str:
 
 def _choose_block(bodies: list[str], entry: set[str]) -> str:
     """The last block defining one of `entry`, preceded by the definitions it uses that only
-    other blocks give (the last of each name); the last block when none defines one."""
+    other blocks give (the last of each name); when none defines one, the last block that
+    reads as code (else the last block)."""
     if len(bodies) == 1:  # nothing to choose between (most completions): no parse
         return bodies[0]
     trees = [_parse(body) for body in bodies]
     chosen = next((i for i in reversed(range(len(bodies)))
                    if entry and trees[i] is not None and entry & _defined(trees[i])), None)
-    if chosen is None:
-        return bodies[-1]
+    if chosen is None:  # a program (stdio) or no block defines the function: the last block
+        # that reads as code, not a block of sample input or output after it
+        return next((body for body in reversed(bodies) if _CODE_HINTS.search(body)), bodies[-1])
     lenders: dict[str, tuple[int, ast.stmt]] = {}
     for index, tree in enumerate(trees):
         if index == chosen or tree is None:

@@ -73,6 +73,13 @@ def test_a_name_the_chosen_block_defines_itself_is_not_borrowed():
     assert extract_code(f"{fenced(other)}{fenced(main)}", ENTRY) == main
 
 
+def test_a_program_followed_by_sample_input_and_output_blocks():
+    program = "n = int(input())\nprint(n * 2)\n"
+    text = f"{fenced(program, '')}\nInput:\n{fenced('3' + chr(10), '')}\nOutput:\n{fenced('6' + chr(10), '')}"
+    assert extract_code(text) == program
+    assert extract_code(f"{fenced('3' + chr(10), '')}") == "3\n"  # nothing reads as code: as is
+
+
 def test_blocks_that_do_not_parse_are_skipped_when_choosing():
     broken = "def has_close_elements(numbers, threshold)\n    return True\n"
     assert extract_code(f"{fenced(SOLUTION)}{fenced(broken)}", ENTRY) == SOLUTION
@@ -133,3 +140,13 @@ def test_a_real_small_model_answer_with_an_example_block_scores_1(scorer):
     task = load_humaneval().get("HumanEval/7")
     score = scorer.score(task, SMOLLM2_HUMANEVAL_7)
     assert score.reward == 1.0, score.details
+
+
+def test_a_stdin_program_with_sample_blocks_after_it_is_graded(scorer):
+    task = load_humaneval().get("HumanEval/0").__class__(
+        prompt="Read n, print 2n.", answer="", family="code",
+        metadata={"mode": "stdio", "tests": [{"input": "3\n", "output": "6\n"},
+                                            {"input": "10\n", "output": "20\n"}]})
+    completion = ("```\nn = int(input())\nprint(n * 2)\n```\nExample input:\n```\n3\n```\n"
+                  "Example output:\n```\n6\n```")
+    assert scorer.score(task, completion).reward == 1.0
