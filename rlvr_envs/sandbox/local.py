@@ -89,6 +89,12 @@ class GroupProcess(SandboxedProcess):
         if self.cgroup is not None:
             self.cgroup.kill_all()
 
+    def members(self) -> list[int]:
+        found = set(super().members())
+        if self.cgroup is not None:
+            found.update(self.cgroup.pids())
+        return sorted(found)
+
     def out_of_memory(self) -> bool:
         return self.cgroup is not None and self.cgroup.out_of_memory()
 

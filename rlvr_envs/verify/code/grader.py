@@ -35,6 +35,7 @@ from typing import Any, Sequence
 
 from rlvr_envs.sandbox import Limits, Sandbox, SandboxedProcess
 from rlvr_envs.sandbox.base import ForkedRun, WarmForkServer
+from rlvr_envs.sandbox.cpu_wait import BACKSTOP, RunClock
 from rlvr_envs.verify.code import wire
 from rlvr_envs.verify.code.extract import compile_solution
 
@@ -79,6 +80,9 @@ class Channel:
 
     def __init__(self, in_fd: int, out_fd: int, deadline: float):
         self.in_fd, self.out_fd, self.deadline = in_fd, out_fd, deadline
+        #: the run's clock, when it has one: it moves the deadline on by the time the run's
+        #: processes waited for a CPU (`RunClock`)
+        self.clock: RunClock | None = None
         self.buffer = bytearray()
         self.scanned = 0  # how much of the buffer is known to hold no newline
         os.set_blocking(in_fd, False)
@@ -88,11 +92,16 @@ class Channel:
     def of_process(cls, proc: SandboxedProcess, deadline: float) -> Channel:
         return cls(proc.stdout.fileno(), proc.stdin.fileno(), deadline)
 
+    def _left(self) -> float:
+        if self.clock is not None:
+            return self.clock.remaining()
+        return self.deadline - time.monotonic()
+
     def send(self, message: dict) -> None:
         data = memoryview(json.dumps(message).encode("utf-8") + b"\n")
         fd = self.out_fd
         while data:
-            left = self.deadline - time.monotonic()
+            left = self._left()
             if left <= 0:
                 raise ChannelTimeout()
             _, writable, _ = select.select([], [fd], [], left)
@@ -112,7 +121,7 @@ class Channel:
             self.scanned = len(self.buffer)
             if len(self.buffer) > wire.MAX_MESSAGE_BYTES:
                 raise BadOutput(f"a reply longer than {wire.MAX_MESSAGE_BYTES} bytes")
-            left = self.deadline - time.monotonic()
+            left = self._left()
             if left <= 0:
                 raise ChannelTimeout()
             readable, _, _ = select.select([self.in_fd], [], [], left)
@@ -257,6 +266,7 @@ class _Run:
         self.procs: list[SandboxedProcess] = []
         self.sockets: list[socket.socket] = []
         self._oom: bool | None = None
+        self.clock: RunClock | None = None
 
     def out_of_memory(self) -> bool:
         """Whether a process of the run was killed (or refused memory) at the memory budget;
@@ -277,18 +287,38 @@ class _Run:
         self.sockets.append(item.sock)
         return Channel(item.sock.fileno(), item.sock.fileno(), 0.0)
 
+    def members(self) -> list[int]:
+        """The run's live processes (host pids): the candidate's (its cgroup's members on a
+        fork server: a reusable driver's own waiting for a CPU is not counted) or, without
+        a fork server, every process started for the run."""
+        found = list(self.job.pids()) if self.job is not None else []
+        for proc in self.procs:
+            found += proc.members()
+        return found
+
+    def clocked(self, deadline: float, *channels: Channel | None) -> None:
+        """One clock for the run's channels: `wall_time` until `deadline`, moved on by the
+        time the run's processes waited for a CPU."""
+        self.clock = RunClock(self.limits.wall_time, self.members,
+                              started=deadline - self.limits.wall_time)
+        for channel in channels:
+            if channel is not None:
+                channel.deadline, channel.clock = deadline, self.clock
+
     def candidate(self, deadline: float) -> tuple[Channel, SandboxedProcess | None]:
         """A fresh candidate server talking to this process."""
         if self.server is not None:
             channel = self._take("candidate", _prepare_candidate)
-            channel.deadline = deadline
+            self.clocked(deadline, channel)
             return channel, None
         began = time.monotonic()
         proc = self.sandbox.spawn(_python(self.sandbox, "server.py"),
                                   files={"server.py": CANDIDATE_SERVER}, limits=self.limits)
         self.procs.append(proc)
         # the sandbox's start-up (a container's, until the process runs) is not the run's time
-        return Channel.of_process(proc, deadline + time.monotonic() - began), proc
+        channel = Channel.of_process(proc, 0.0)
+        self.clocked(deadline + time.monotonic() - began, channel)
+        return channel, proc
 
     def driver_with_candidate(self, deadline: float):
         """A test driver whose candidate calls reach a fresh candidate server: a reusable
@@ -305,6 +335,7 @@ class _Run:
             finally:
                 candidate.sock.close()  # the driver holds the candidate's other end now
             channel = Channel(self.driver.sock.fileno(), self.driver.sock.fileno(), deadline)
+            self.clocked(deadline, channel)
             return channel, None, None
         began = time.monotonic()
         driver = self.sandbox.spawn(_python(self.sandbox, "driver.py"),
@@ -312,8 +343,9 @@ class _Run:
         self.procs.append(driver)
         candidate_channel, candidate = self.candidate(deadline)
         deadline += time.monotonic() - began
-        candidate_channel.deadline = deadline  # both started: the run's time starts now
-        return Channel.of_process(driver, deadline), candidate_channel, candidate
+        channel = Channel.of_process(driver, deadline)
+        self.clocked(deadline, channel, candidate_channel)  # both started: the run's time
+        return channel, candidate_channel, candidate
 
     def close(self, clean: bool, driver_done: bool = False) -> None:
         """End the run's processes; unless the run ended `clean`ly, wait until every process
@@ -499,17 +531,20 @@ def grade_stdio(sandbox: Sandbox, code: str, *, tests: Sequence[dict],
     """Run the program once per test (`input` on stdin); compare stdout to `output` here."""
     limits = Limits.coerce(limits)
     started = time.monotonic()
-    used = 0.0  # the runs' own time (a sandbox's start-up before each is not counted)
+    # the runs' own time (a sandbox's start-up before each is not counted), without the time
+    # they waited for a CPU on a busy machine; and their whole time, held to the backstop
+    used = spent = 0.0
     passed, first, reason = 0, None, "tests_failed"
     for index, test in enumerate(tests):
         left = limits.wall_time - used
-        if left <= 0:
+        if left <= 0 or spent >= BACKSTOP * limits.wall_time:
             reason, first = "timeout", first or f"no result within {limits.wall_time:g}s"
             break
         run_limits = Limits(**{**limits.__dict__, "wall_time": left})
         result = sandbox.run([sandbox.python, "-I", "-S", "solution.py"],
                              files={"solution.py": code}, stdin=test["input"], limits=run_limits)
-        used += result.duration
+        used += max(0.0, result.duration - result.cpu_wait)
+        spent += result.duration
         if result.out_of_memory:
             reason = "memory"
             first = (f"test {index}: the run exceeded its memory budget of "

@@ -1,0 +1,119 @@
+"""A run's clock that does not count the time its processes waited for a CPU.
+
+On a loaded machine a correct program takes longer in wall-clock time without doing more
+work; a plain wall-clock deadline then turns it into a timeout, so the verdict would depend on
+what else the machine runs. Linux counts, for every thread, the time it was runnable but not
+running (`run_delay`, the second field of `/proc/<pid>/task/<tid>/schedstat`). A `RunClock`
+starts with the usual deadline (`started + limit`); when that passes, it reads the waiting of
+the run's live threads and moves the deadline on by the most any one of them waited, so a
+program gets `limit` seconds in which it could run. A program that sleeps or blocks waits for
+no CPU and times out at `limit` as before. The move is never more than the time the run's
+live threads did not spend on a CPU between them (a run whose own busy threads keep each
+other waiting gains nothing by it), and the deadline never moves past `BACKSTOP × limit`
+(what children that already ended used cannot be read: a run that starves itself with
+short-lived busy children gains at most that). A multi-threaded program on a busy machine
+is given less than all of its waiting back. Where the run's processes cannot be listed or
+`/proc` is missing, the clock is the wall clock.
+
+The files are only read once the plain deadline has passed: a run that ends in time costs
+nothing extra. The waiting counted is each thread's since it started, so for a process made
+ahead of the run (a fork server's prepared candidate) a few milliseconds of its start-up
+waiting may count too.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable, Iterable
+
+#: how far past its limit a starved run's deadline may move, as a multiple of the limit
+BACKSTOP = 3.0
+#: the least a moved deadline lies ahead (no re-reading /proc in a tight loop)
+MIN_STEP = 0.01
+#: how often a caller that follows a run to its end reads the waiting (`sample`)
+SAMPLE_EVERY = 0.1
+
+
+def thread_times(pids: Iterable[int]) -> list[tuple[float, float]]:
+    """(seconds on a CPU, seconds runnable but not running) of each live thread of `pids`,
+    since it started."""
+    times = []
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as fh:
+                    fields = fh.read().split()
+                times.append((int(fields[0]) / 1e9, int(fields[1]) / 1e9))
+            except (OSError, ValueError, IndexError):
+                continue
+    return times
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its live descendants (`/proc/<pid>/task/<tid>/children`)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        try:
+            tids = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{current}/task/{tid}/children") as fh:
+                    pending.extend(int(child) for child in fh.read().split())
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+class RunClock:
+    """A deadline of `limit` seconds from `started` that moves on by the time the run's
+    processes (`members()`: their pids, read when needed) waited for a CPU."""
+
+    def __init__(self, limit: float, members: Callable[[], Iterable[int]] | None,
+                 started: float | None = None):
+        self.limit, self.members = limit, members
+        self.started = time.monotonic() if started is None else started
+        self.waited = 0.0  # the most one thread of the run had waited, when last read
+        self.sampled = self.started  # when that was
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.limit + self.waited
+
+    def restart(self, started: float) -> None:
+        """The run's time starts at `started` (a sandbox's start-up is not the run's)."""
+        self.started = started
+
+    def sample(self) -> None:
+        """Read now how long the run's live threads have waited for a CPU (the deadline moves
+        on by the most one of them waited)."""
+        if self.members is None:
+            return
+        now = time.monotonic()
+        try:
+            times = thread_times(self.members())
+        except OSError:
+            times = []
+        # the most one thread waited, but never more than the time the run's threads did not
+        # use between them: a run whose own busy threads keep each other waiting gains nothing
+        unused = now - self.started - sum(cpu for cpu, _ in times)
+        waited = max(0.0, min(max((wait for _, wait in times), default=0.0), unused))
+        self.waited = max(self.waited, min(waited, (BACKSTOP - 1.0) * self.limit))
+        self.sampled = now
+
+    def remaining(self) -> float:
+        """Seconds left; at the deadline the waiting is read again, which may give more."""
+        left = self.deadline - time.monotonic()
+        if left > 0 or self.members is None:
+            return left
+        self.sample()
+        left = self.deadline - time.monotonic()
+        return left if left <= 0 else max(left, MIN_STEP)

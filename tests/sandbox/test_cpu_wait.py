@@ -1,0 +1,170 @@
+"""A run's time limit does not count the time its processes waited for a CPU: the same
+program gets the same verdict on an idle machine and beside busy processes, while a busy loop
+and a sleeper still time out."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rlvr_envs.sandbox import Limits, get_sandbox
+from rlvr_envs.sandbox.bwrap import bwrap_problem
+from rlvr_envs.sandbox.cpu_wait import BACKSTOP, RunClock, process_tree, thread_times
+from rlvr_envs.verify.code.grader import grade_check, grade_stdio
+
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
+                                 reason=f"bubblewrap unavailable: {bwrap_problem()}")
+
+LOOP = "def work(n):\n    total = 0\n    for i in range(n):\n        total += i * i % 7\n    return total\n"
+
+
+def iterations_for(cpu_seconds: float) -> int:
+    """How many rounds of LOOP's `work` take `cpu_seconds` of CPU here (measured now)."""
+    scope: dict = {}
+    exec(LOOP, scope)
+    best = float("inf")
+    for _ in range(3):  # the fastest of three: a run then needs at least `cpu_seconds`
+        began = time.process_time()
+        scope["work"](300_000)
+        best = min(best, time.process_time() - began)
+    return int(300_000 * cpu_seconds / max(best, 1e-3))
+
+
+def expected(n: int) -> int:
+    scope: dict = {}
+    exec(LOOP, scope)
+    return scope["work"](n)
+
+
+@pytest.fixture
+def busy_machine():
+    """Two busy processes pinned to each CPU this process may use, each in a session of its
+    own (as other workers of a training job would be): a run gets at most a third of a CPU."""
+    hogs = []
+    for cpu in sorted(os.sched_getaffinity(0)):
+        for _ in range(2):
+            hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                   start_new_session=True)
+            os.sched_setaffinity(hog.pid, {cpu})
+            hogs.append(hog)
+    time.sleep(0.2)
+    yield
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+
+
+@pytest.fixture(params=["local", pytest.param("bwrap", marks=needs_bwrap)])
+def sandbox(request):
+    box = get_sandbox(request.param)
+    yield box
+    box.close()
+
+
+LIMIT = 2.0
+
+
+def test_a_correct_call_stays_correct_beside_busy_processes(sandbox, busy_machine):
+    n = iterations_for(0.5 * LIMIT)
+    verdict = grade_check(sandbox, LOOP, test=f"def check(c):\n    assert c({n}) == {expected(n)}\n",
+                          entry="work", limits=Limits(wall_time=LIMIT))
+    assert verdict.reason == "correct", verdict
+    assert verdict.duration > LIMIT  # it did wait: a wall-clock deadline would have failed it
+
+
+def test_a_stdio_program_keeps_its_budget_across_tests(sandbox, busy_machine):
+    n = iterations_for(0.15 * LIMIT)
+    program = LOOP + "print(work(int(input())))\n"
+    tests = [{"input": f"{n}\n", "output": f"{expected(n)}\n"}] * 3  # 45% of the budget
+    verdict = grade_stdio(sandbox, program, tests=tests, limits=Limits(wall_time=LIMIT))
+    assert verdict.reason == "correct", verdict
+    assert verdict.duration > LIMIT
+
+
+def test_a_busy_loop_still_times_out_beside_busy_processes(sandbox, busy_machine):
+    limit = 0.5
+    verdict = grade_check(sandbox, "def work(n):\n    while True:\n        pass\n",
+                          test="def check(c):\n    assert c(1) == 1\n", entry="work",
+                          limits=Limits(wall_time=limit))
+    assert verdict.reason == "timeout"
+    assert verdict.duration < BACKSTOP * limit + 2.0
+
+
+def test_a_run_that_keeps_itself_waiting_gains_no_time(sandbox):
+    """Busy children of its own make the candidate wait for a CPU; the run's threads used
+    the whole time between them, so its deadline does not move."""
+    limit = 0.5
+    code = ("import os\ndef work(n):\n    for _ in range(2 * os.cpu_count()):\n"
+            "        if os.fork() == 0:\n            while True:\n                pass\n"
+            "    while True:\n        pass\n")
+    verdict = grade_check(sandbox, code, test="def check(c):\n    assert c(1) == 1\n",
+                          entry="work", limits=Limits(wall_time=limit, max_processes=64))
+    assert verdict.reason == "timeout"
+    assert verdict.duration < (BACKSTOP - 0.6) * limit
+
+
+@pytest.mark.parametrize("grade", ["call", "stdio"])
+def test_a_sleeper_gets_no_more_time_on_a_busy_machine(sandbox, busy_machine, grade):
+    limit = 0.5
+    if grade == "call":
+        verdict = grade_check(sandbox, "import time\ndef work(n):\n    time.sleep(30)\n",
+                              test="def check(c):\n    assert c(1) == 1\n", entry="work",
+                              limits=Limits(wall_time=limit))
+    else:
+        verdict = grade_stdio(sandbox, "import time\ntime.sleep(30)\n",
+                              tests=[{"input": "", "output": ""}], limits=Limits(wall_time=limit))
+    assert verdict.reason == "timeout"
+    assert verdict.duration < 2 * limit + 1.0  # sleeping waits for no CPU: no extension
+
+
+def test_spawn_moves_its_deadline_by_the_wait(sandbox, busy_machine):
+    n = iterations_for(0.5 * LIMIT)
+    result = sandbox.run([sandbox.python, "-I", "-S", "-c", LOOP + f"print(work({n}))"],
+                         limits=Limits(wall_time=LIMIT))
+    assert not result.timed_out and result.stdout.strip() == str(expected(n))
+    assert result.cpu_wait > 0 and result.duration > LIMIT
+
+
+def test_docker_moves_its_deadline_by_the_wait(docker_sandbox, busy_machine):
+    n = iterations_for(0.5 * LIMIT)
+    result = docker_sandbox.run([docker_sandbox.python, "-I", "-S", "-c", LOOP + f"print(work({n}))"],
+                                limits=Limits(wall_time=LIMIT))
+    assert not result.timed_out and result.stdout.strip() == str(expected(n)), result
+    assert result.cpu_wait > 0 and result.duration > LIMIT  # read from the container's cgroup
+
+
+def test_the_clock_reads_waiting_only_at_its_deadline():
+    calls = []
+
+    def members():
+        calls.append(1)
+        return [os.getpid()]
+
+    clock = RunClock(0.05, members)
+    assert clock.remaining() > 0 and not calls  # nothing read before the deadline
+    while clock.remaining() > 0:
+        pass
+    assert calls  # read once the plain deadline had passed
+    assert clock.deadline <= clock.started + BACKSTOP * clock.limit
+
+
+def test_without_members_the_clock_is_the_wall_clock():
+    clock = RunClock(0.05, None, started=time.monotonic() - 1.0)
+    assert clock.remaining() < 0 and clock.waited == 0.0
+
+
+def test_process_tree_and_thread_times_read_live_processes():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert child.pid in process_tree(os.getpid())
+        times = thread_times([os.getpid(), child.pid])
+        assert len(times) >= 2 and all(cpu >= 0 and wait >= 0 for cpu, wait in times)
+        assert sum(cpu for cpu, _ in times) > 0
+        assert thread_times([2 ** 22 + 17]) == []  # a pid that is not there reads as nothing
+    finally:
+        child.kill()
+        child.wait()
