@@ -12,7 +12,9 @@ Each side runs in a fresh Python process of its own, with the same number of wor
 The timed region is the grading of all 164 samples; the one-time start of what grading keeps
 warm (`CodeScorer.warm_up`: the fork server and one reusable test driver per worker, once per
 process; the Docker pool's first containers) is printed apart. Repeats alternate the two sides; medians are quoted.
-`--hogs N` runs N busy loops beside both sides (verdicts must not change under load);
+`--hogs N` runs N busy loops beside both sides (verdicts must not change under load); the
+share of the machine's CPUs busy while our side graded, and the CPU that every process and
+kernel thread spent per sample then (`/proc/stat`), are printed after our side's figures;
 `--cpu-split` prints where our side's CPU goes per sample: the grader process, the zygotes
 (forking), the candidate processes (reaped by the zygotes: setup, the solution, exit) and the
 reusable test drivers.

@@ -33,16 +33,19 @@ BUSY = "def work(n):\n    while True:\n        pass\n"
 SHARES = (0.2, 0.35, 0.5, 0.65, 0.8)
 
 
+CALIBRATION = 1_000_000  # rounds of `work` timed (fastest of five) to size the programs
+
+
 def iterations_for(cpu_seconds: float) -> int:
     scope: dict = {}
     exec(LOOP, scope)
-    best = min(_timed(scope["work"]) for _ in range(3))
-    return int(300_000 * cpu_seconds / best)
+    best = min(_timed(scope["work"]) for _ in range(5))
+    return int(CALIBRATION * cpu_seconds / best)
 
 
 def _timed(work) -> float:
     began = time.process_time()
-    work(300_000)
+    work(CALIBRATION)
     return max(time.process_time() - began, 1e-3)
 
 
