@@ -185,6 +185,7 @@ class ContainerProcess(SandboxedProcess):
                  container_id: str | None = None, **kw):
         super().__init__(popen, **kw)
         self.container, self.out_dir, self.container_id = container, out_dir, container_id
+        self._asked_id = False
         self._oom: bool | None = None
         self.ready, self.early_stderr = await_ready(popen)
         now = time.monotonic()
@@ -198,7 +199,17 @@ class ContainerProcess(SandboxedProcess):
                 self.kill()
 
     def members(self) -> list[int]:
-        """The container's processes (the `docker` client on the host waits for none)."""
+        """The container's processes (the `docker` client on the host waits for none); a
+        fresh container's id is asked of Docker once, when first needed."""
+        if self.container_id is None and not self._asked_id:
+            self._asked_id = True
+            try:
+                found = subprocess.run(["docker", "inspect", "-f", "{{.Id}}", self.container],
+                                       capture_output=True, text=True, timeout=10)
+                self.container_id = found.stdout.strip() or None if found.returncode == 0 \
+                    else None
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         return container_processes(self.container_id) if self.container_id else []
 
     def kill(self) -> None:

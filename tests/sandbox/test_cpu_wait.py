@@ -129,10 +129,12 @@ def test_spawn_moves_its_deadline_by_the_wait(sandbox, busy_machine):
     assert result.cpu_wait > 0 and result.duration > LIMIT
 
 
-def test_docker_moves_its_deadline_by_the_wait(docker_sandbox, busy_machine):
+@pytest.mark.parametrize("container", ["pooled", "fresh"])
+def test_docker_moves_its_deadline_by_the_wait(docker_sandbox, busy_machine, container, tmp_path):
     n = iterations_for(0.5 * LIMIT)
+    where = {"workdir": tmp_path} if container == "fresh" else {}  # a caller's directory
     result = docker_sandbox.run([docker_sandbox.python, "-I", "-S", "-c", LOOP + f"print(work({n}))"],
-                                limits=Limits(wall_time=LIMIT))
+                                limits=Limits(wall_time=LIMIT), **where)
     assert not result.timed_out and result.stdout.strip() == str(expected(n)), result
     assert result.cpu_wait > 0 and result.duration > LIMIT  # read from the container's cgroup
 
