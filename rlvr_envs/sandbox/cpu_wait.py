@@ -8,12 +8,12 @@ starts with the usual deadline (`started + limit`); when that passes, it reads t
 the run's live threads and moves the deadline on by the most any one of them waited, so a
 program gets `limit` seconds in which it could run. A program that sleeps or blocks waits for
 no CPU and times out at `limit` as before. The move is never more than the time the run's
-live threads did not spend on a CPU between them (a run whose own busy threads keep each
-other waiting gains nothing by it), and the deadline never moves past `BACKSTOP × limit`
-(what children that already ended used cannot be read: a run that starves itself with
-short-lived busy children gains at most that). A multi-threaded program on a busy machine
-is given less than all of its waiting back. Where the run's processes cannot be listed or
-`/proc` is missing, the clock is the wall clock.
+processes did not spend on a CPU between them — live threads, ended children not yet reaped
+and what every live process has reaped (`cutime` + `cstime`) — so a run whose own busy
+threads or children keep each other waiting gains nothing by it; and the deadline never
+moves past `BACKSTOP × limit` (a machine ten times oversubscribed). A multi-threaded program
+on a busy machine is given less than all of its waiting back. Where the run's processes
+cannot be listed or `/proc` is missing, the clock is the wall clock.
 
 The files are only read once the plain deadline has passed: a run that ends in time costs
 nothing extra. The waiting counted is each thread's since it started, so for a process made
@@ -28,7 +28,7 @@ import time
 from typing import Callable, Iterable
 
 #: how far past its limit a starved run's deadline may move, as a multiple of the limit
-BACKSTOP = 3.0
+BACKSTOP = 10.0
 #: the least a moved deadline lies ahead (no re-reading /proc in a tight loop)
 MIN_STEP = 0.01
 #: how often a caller that follows a run to its end reads the waiting (`sample`)
@@ -52,6 +52,30 @@ def thread_times(pids: Iterable[int]) -> list[tuple[float, float]]:
             except (OSError, ValueError, IndexError):
                 continue
     return times
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def reaped_cpu(pid: int) -> float:
+    """CPU seconds of the descendants `pid` has reaped (cutime + cstime of /proc/<pid>/stat,
+    which also holds what those had reaped in turn)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[13]) + int(fields[14])) / _TICK
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def run_usage(pids: Iterable[int]) -> tuple[float, float]:
+    """(CPU seconds, the most seconds one thread waited for a CPU) of the processes `pids`
+    and all their descendants: the live threads' own, ended children not yet reaped (their
+    zombies still tell) and what every live process has reaped."""
+    processes = {found for pid in pids for found in process_tree(pid)}
+    times = thread_times(processes)
+    cpu = sum(on_cpu for on_cpu, _ in times) + sum(reaped_cpu(pid) for pid in processes)
+    return cpu, max((wait for _, wait in times), default=0.0)
 
 
 def process_tree(pid: int) -> list[int]:
@@ -99,13 +123,13 @@ class RunClock:
             return
         now = time.monotonic()
         try:
-            times = thread_times(self.members())
+            cpu, most = run_usage(self.members())
         except OSError:
-            times = []
-        # the most one thread waited, but never more than the time the run's threads did not
-        # use between them: a run whose own busy threads keep each other waiting gains nothing
-        unused = now - self.started - sum(cpu for cpu, _ in times)
-        waited = max(0.0, min(max((wait for _, wait in times), default=0.0), unused))
+            cpu, most = 0.0, 0.0
+        # the most one thread waited, but never more than the time the run's processes did not
+        # use between them: a run whose own busy threads or children keep each other waiting
+        # gains nothing by it
+        waited = max(0.0, min(most, now - self.started - cpu))
         self.waited = max(self.waited, min(waited, (BACKSTOP - 1.0) * self.limit))
         self.sampled = now
 
