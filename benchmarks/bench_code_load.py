@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_code_humaneval import human_eval_copy  # noqa: E402
+from bench_code_humaneval import human_eval_copy
 
 LOOP = "def work(n):\n    total = 0\n    for i in range(n):\n        total += i * i % 7\n    return total\n"
 BUSY = "def work(n):\n    while True:\n        pass\n"

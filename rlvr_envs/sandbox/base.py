@@ -22,7 +22,7 @@ from pathlib import Path
 from collections.abc import Callable, Hashable
 from typing import IO, Any, Mapping, Protocol, Sequence
 
-from rlvr_envs.sandbox.cpu_wait import SAMPLE_EVERY, RunClock, process_tree
+from rlvr_envs.sandbox.cpu_wait import SAMPLE_EVERY, RunClock
 
 #: what a run's environment holds besides the caller's `env` (nothing from the host leaks in)
 BASE_ENV = {
@@ -136,8 +136,8 @@ class SandboxedProcess:
         return self.clock.deadline
 
     def members(self) -> list[int]:
-        """The run's live processes (host pids): the child and its descendants."""
-        return process_tree(self.popen.pid)
+        """The run's top processes (host pids; the clock adds their descendants)."""
+        return [self.popen.pid]
 
     @property
     def stdin(self) -> IO[bytes]:

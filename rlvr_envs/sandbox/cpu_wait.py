@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 #: how far past its limit a starved run's deadline may move, as a multiple of the limit
 BACKSTOP = 10.0
@@ -35,21 +35,32 @@ MIN_STEP = 0.01
 SAMPLE_EVERY = 0.1
 
 
+def _per_thread(pid: int, name: str) -> list[list[bytes]]:
+    """The whitespace-separated fields of `/proc/<pid>/task/<tid>/<name>` for each thread of
+    `pid` that could be read ([] for a process that is gone)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/{name}", "rb") as fh:
+                found.append(fh.read().split())
+        except OSError:
+            continue
+    return found
+
+
 def thread_times(pids: Iterable[int]) -> list[tuple[float, float]]:
     """(seconds on a CPU, seconds runnable but not running) of each live thread of `pids`,
     since it started."""
     times = []
     for pid in pids:
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
+        for fields in _per_thread(pid, "schedstat"):
             try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as fh:
-                    fields = fh.read().split()
                 times.append((int(fields[0]) / 1e9, int(fields[1]) / 1e9))
-            except (OSError, ValueError, IndexError):
+            except (ValueError, IndexError):
                 continue
     return times
 
@@ -84,22 +95,15 @@ def process_tree(pid: int) -> list[int]:
     while pending:
         current = pending.pop()
         found.append(current)
-        try:
-            tids = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{current}/task/{tid}/children") as fh:
-                    pending.extend(int(child) for child in fh.read().split())
-            except (OSError, ValueError):
-                continue
+        for children in _per_thread(current, "children"):
+            pending.extend(int(child) for child in children)
     return found
 
 
 class RunClock:
     """A deadline of `limit` seconds from `started` that moves on by the time the run's
-    processes (`members()`: their pids, read when needed) waited for a CPU."""
+    processes (`members()`: the pids of its top processes, read when needed; their
+    descendants are found here) waited for a CPU."""
 
     def __init__(self, limit: float, members: Callable[[], Iterable[int]] | None,
                  started: float | None = None):

@@ -90,10 +90,8 @@ class GroupProcess(SandboxedProcess):
             self.cgroup.kill_all()
 
     def members(self) -> list[int]:
-        found = set(super().members())
-        if self.cgroup is not None:
-            found.update(self.cgroup.pids())
-        return sorted(found)
+        # the cgroup also holds what left the process tree (a double fork)
+        return super().members() + (self.cgroup.pids() if self.cgroup is not None else [])
 
     def out_of_memory(self) -> bool:
         return self.cgroup is not None and self.cgroup.out_of_memory()

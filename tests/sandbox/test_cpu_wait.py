@@ -13,8 +13,7 @@ import pytest
 
 from rlvr_envs.sandbox import Limits, get_sandbox
 from rlvr_envs.sandbox.bwrap import bwrap_problem
-from rlvr_envs.sandbox.cpu_wait import (BACKSTOP, RunClock, process_tree, run_usage,
-                                        thread_times)
+from rlvr_envs.sandbox.cpu_wait import BACKSTOP, RunClock, process_tree, run_usage, thread_times
 from rlvr_envs.verify.code.grader import grade_check, grade_stdio
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,

@@ -288,9 +288,9 @@ class _Run:
         return Channel(item.sock.fileno(), item.sock.fileno(), 0.0)
 
     def members(self) -> list[int]:
-        """The run's live processes (host pids): the candidate's (its cgroup's members on a
-        fork server: a reusable driver's own waiting for a CPU is not counted) or, without
-        a fork server, every process started for the run."""
+        """The run's processes (host pids): the candidate's (its cgroup's members on a fork
+        server: a reusable driver's own waiting for a CPU is not counted) or, without a fork
+        server, every process started for the run."""
         found = list(self.job.pids()) if self.job is not None else []
         for proc in self.procs:
             found += proc.members()

@@ -5,7 +5,6 @@ candidate server's own warm-up in the zygote answers like a candidate."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -13,7 +12,7 @@ import pytest
 
 from rlvr_envs.sandbox import Limits, get_sandbox
 from rlvr_envs.verify.code import wire
-from rlvr_envs.verify.code.extract import compile_solution, syntax_error
+from rlvr_envs.verify.code.extract import syntax_error
 from rlvr_envs.verify.code.grader import CANDIDATE_SERVER, PROGRAMS, grade_check, warm_up
 
 LIMITS = Limits(wall_time=10, memory_mb=512, max_processes=16)
@@ -95,11 +94,22 @@ def test_the_candidate_server_warm_up_serves_every_kind_of_request_and_leaves_no
     """What the fork server runs once before forking (so that CPython's first-use writes to
     this code happen in the zygote, not in every child): a load, calls, a call that raises and
     a batch, each answered as a candidate would be; nothing stays open."""
+    # the fds are counted in a process of its own: the test process's other threads (servers
+    # left by earlier tests) open and close theirs at any time
+    fd_check = (
+        "import os, sys\n"
+        "namespace = {'__name__': 'candidate'}\n"
+        "exec(compile(sys.stdin.read(), 'candidate.py', 'exec'), namespace)\n"
+        "before = sorted(os.listdir('/proc/self/fd'))\n"
+        "namespace['warm_up'](rounds=2)\n"
+        "print(before == sorted(os.listdir('/proc/self/fd')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", fd_check], input=CANDIDATE_SERVER, text=True,
+                          capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr
     namespace = {"__name__": "candidate"}
     exec(compile(CANDIDATE_SERVER, "candidate.py", "exec"), namespace)
-    before = sorted(os.listdir("/proc/self/fd"))
     replies = namespace["warm_up"](rounds=2)
-    assert sorted(os.listdir("/proc/self/fd")) == before
     load, call, raised, batch = replies
     assert (load["ok"], call["ok"], raised["ok"]) == (True, True, False)
     assert [reply["ok"] for reply in batch["batch"]] == [True, True, False, True]
