@@ -21,7 +21,6 @@ the driver's messages to the candidate.
 
 from __future__ import annotations
 
-import functools
 import json
 import marshal
 import os
@@ -149,15 +148,29 @@ def _python(sandbox: Sandbox, script: str) -> list[str]:
     return [sandbox.python, "-I", "-S", script]
 
 
-@functools.lru_cache(maxsize=4096)
-def compiled_check(setup: str, test: str) -> dict:
-    """A task's setup and assert-rewritten test code, compiled once here and handed to fork
-    server drivers (same interpreter) as marshal data: trusted code, from the grader to its
-    own driver; the candidate never sees it."""
-    from rlvr_envs.verify.code.test_driver import compile_check
-    setup_code, test_code, counted = compile_check(setup, test)
-    return {"python": sys.version, "code": marshal.dumps((setup_code, test_code)).hex(),
-            "counted": counted}
+#: tasks' setup and assert-rewritten test code as compiled by a fork-server driver (same
+#: interpreter), by their (setup, test) source; the oldest go first beyond `MAX_KEPT_CHECKS`
+_KEPT_CHECKS: dict[tuple[str, str], dict] = {}
+MAX_KEPT_CHECKS = 4096
+
+
+def kept_check(setup: str, test: str) -> dict | None:
+    """A task's compiled check, when a driver already handed one back (`keep_check`): sent
+    with each request, so a driver that has not compiled it yet does not have to. Trusted
+    code, from the grader's own drivers; the candidate never sees it."""
+    return _KEPT_CHECKS.get((setup, test))
+
+
+def keep_check(setup: str, test: str, compiled: Any) -> None:
+    """Keep what a fork-server driver compiled for this task (the `compiled` of its verdict,
+    when it has the expected shape). Compiling happens there, in parallel with the
+    candidate's start, instead of in this process (which every graded run passes through)."""
+    if not (type(compiled) is dict and compiled.get("python") == sys.version
+            and type(compiled.get("code")) is str and type(compiled.get("counted")) is list):
+        return
+    while len(_KEPT_CHECKS) >= MAX_KEPT_CHECKS:
+        _KEPT_CHECKS.pop(next(iter(_KEPT_CHECKS)), None)
+    _KEPT_CHECKS[(setup, test)] = compiled
 
 
 def compiled_solution(code: str) -> dict | None:
@@ -417,14 +430,17 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
         proxied = sorted({*names, *([entry] if entry else [])})
         request = {"op": "check", "code": code, "setup": setup, "test": test, "entry": entry,
                    "names": proxied}
-        if run.server is not None:  # the driver runs this interpreter: send compiled code
-            try:
-                request["compiled"] = compiled_check(setup, test)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                pass  # the driver reports the broken test code itself
+        if run.server is not None:  # the driver runs this interpreter: compiled code travels
+            kept = kept_check(setup, test)
+            if kept is not None:
+                request["compiled"] = kept
+            else:
+                request["want_compiled"] = True
             request["compiled_solution"] = compiled_solution(code)
         driver.send(request)
         message, bad = _relay_until_done(driver, candidate_channel)
+        if run.server is not None and message.get("compiled") is not None:
+            keep_check(setup, test, message["compiled"])
         bad = bad or message.get("bad_output")
         done = True
         clean = message.get("load") == "ok" and message.get("call_errors") == 0

@@ -28,10 +28,12 @@ The first pass starts from the same `random` state as the real one, and is cut s
      "compiled_solution": {"python": sys.version, "code": hex marshal} (optional: the grader's
                  compile of "code", handed to the candidate in place of the source)}
   ⇄ candidate: {"op": "load", ...}, {"op": "call", ...} (see candidate_server)
+     "want_compiled": bool (optional: without "compiled", send back what is compiled here)}
   ← {"op": "done", "load": "ok"|"error"|"crashed", "load_error": str|null,
      "completed": bool, "asserts_total": int, "asserts_passed": int, "asserts_run": int,
      "failures": int, "calls": int, "call_errors": int, "first_failure": str|null,
-     "bad_output": str|null (what was malformed in the candidate's replies)}
+     "bad_output": str|null (what was malformed in the candidate's replies),
+     "compiled": as in the request, or null (what "want_compiled" asked for)}
 """
 
 import json as _json
@@ -114,6 +116,7 @@ class _CheckState:
     call_errors = 0
     first_failure = None
     asserts = {}
+    compiled = None    # what this check compiled, for the grader (`want_compiled`)
 
 
 _State = _CheckState()
@@ -358,8 +361,7 @@ _REWRITER = []
 
 
 def compile_check(setup, test):
-    """(setup code, rewritten test code, which asserts count) — done by the grader once per
-    task when it can hand the compiled code over (same interpreter), else here."""
+    """(setup code, rewritten test code, which asserts count)."""
     if not _REWRITER:
         _REWRITER.append(_assert_rewriter_class())
     import ast as _ast
@@ -369,13 +371,35 @@ def compile_check(setup, test):
             rewriter.counted)
 
 
+#: checks a reusable driver compiled or received, by their (setup, test) source; emptied when
+#: full
+_KEPT_CHECKS = {}
+MAX_KEPT_CHECKS = 512
+
+
 def _compiled(request):
+    """The request's (setup, test, counted asserts): kept from an earlier check, the grader's
+    compiled copy, or compiled here (while the candidate loads its code: in parallel) — then,
+    when the grader asks for it (`want_compiled`), handed back to it with the verdict, so
+    that the grader compiles nothing and every driver gets this copy."""
+    key = (request.get("setup") or "", request["test"])
+    kept = _KEPT_CHECKS.get(key)
+    if kept is not None:
+        return kept
     import marshal
     blob = request.get("compiled")
     if blob and blob.get("python") == _sys.version:
         setup, test = marshal.loads(bytes.fromhex(blob["code"]))
-        return setup, test, blob["counted"]
-    return compile_check(request.get("setup"), request["test"])
+        kept = (setup, test, blob["counted"])
+    else:
+        kept = compile_check(*key)
+        if request.get("want_compiled"):
+            _State.compiled = {"python": _sys.version, "code": marshal.dumps(kept[:2]).hex(),
+                               "counted": kept[2]}
+    if len(_KEPT_CHECKS) >= MAX_KEPT_CHECKS:
+        _KEPT_CHECKS.clear()
+    _KEPT_CHECKS[key] = kept
+    return kept
 
 
 def _run_test(setup, test, request):
@@ -500,14 +524,14 @@ def _check(request):
                         "failures": failures, "calls": _State.calls,
                         "call_errors": _State.call_errors, "batched": _State.batched,
                         "first_failure": _State.first_failure,
-                        "bad_output": _State.bad_output})
+                        "bad_output": _State.bad_output, "compiled": _State.compiled})
 
 
 def _reset():
     _State.dead = _State.bad_output = None
     _State.replay, _State.replay_at, _State.batched = [], 0, 0
     _State.calls = _State.call_errors = 0
-    _State.first_failure = None
+    _State.first_failure = _State.compiled = None
     _State.asserts = {}
 
 

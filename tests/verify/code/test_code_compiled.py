@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from rlvr_envs.sandbox import Limits, get_sandbox
-from rlvr_envs.verify.code import wire
+from rlvr_envs.verify.code import grader, wire
 from rlvr_envs.verify.code.extract import syntax_error
 from rlvr_envs.verify.code.grader import CANDIDATE_SERVER, PROGRAMS, grade_check, warm_up
 
@@ -115,3 +115,30 @@ def test_the_candidate_server_warm_up_serves_every_kind_of_request_and_leaves_no
     assert [reply["ok"] for reply in batch["batch"]] == [True, True, False, True]
     assert raised["error"] == "ValueError: raise"
     assert wire.decode(replies[1]["value"]) == [1, 1, "1", (1.5, None, True), {"k": {2, 3}}]
+
+
+def test_a_task_s_test_is_compiled_by_its_first_driver_and_kept_for_the_others(sandbox):
+    """The grader compiles no test code: the first driver to check a task compiles it (while
+    the candidate loads) and hands it back; later checks, on any driver, get that copy and
+    judge exactly as a fresh compile would."""
+    test = "assert f(2) == 4\nassert f(3) == 9, 'squares'\nassert True\n"
+    assert grader.kept_check("", test) is None
+    first = grade_check(sandbox, "def f(x):\n    return x * x\n", test=test, names=["f"],
+                        limits=LIMITS)
+    assert first.passed and first.tests_total == 2, first
+    kept = grader.kept_check("", test)
+    assert kept["python"] == sys.version and kept["counted"] == [True, True, False]
+    for _ in range(3):  # several drivers: each gets the kept copy
+        wrong = grade_check(sandbox, "def f(x):\n    return x + x\n", test=test, names=["f"],
+                            limits=LIMITS)
+        assert (wrong.passed, wrong.reason, wrong.tests_passed, wrong.tests_total) == \
+            (False, "tests_failed", 1, 2), wrong
+        assert wrong.first_failure.startswith("line 2: assert f(3) == 9"), wrong
+
+
+def test_the_grader_keeps_only_a_compiled_check_of_the_expected_shape():
+    for blob in (None, "code", {"python": "another", "code": "00", "counted": []},
+                 {"python": sys.version, "code": 3, "counted": []},
+                 {"python": sys.version, "code": "00", "counted": "all"}):
+        grader.keep_check("", "assert shape\n", blob)
+        assert grader.kept_check("", "assert shape\n") is None
