@@ -123,7 +123,7 @@ class SandboxedProcess:
         self.limits, self.isolation = limits, isolation
         #: the run's deadline: `wall_time` seconds in which its processes could run (the
         #: time they waited for a CPU on a busy machine is added, `cpu_wait.RunClock`)
-        self.clock = RunClock(limits.wall_time, self.members)
+        self.clock = RunClock(limits.wall_time, self.members, cpu_used=self.cpu_used)
         self.killed = False
         self._closed = False
 
@@ -138,6 +138,11 @@ class SandboxedProcess:
     def members(self) -> list[int]:
         """The run's top processes (host pids; the clock adds their descendants)."""
         return [self.popen.pid]
+
+    def cpu_used(self) -> float | None:
+        """CPU seconds every process of the run used, ended ones included; None where nothing
+        counts them all (then the clock is the wall clock)."""
+        return None
 
     @property
     def stdin(self) -> IO[bytes]:

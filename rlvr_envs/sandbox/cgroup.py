@@ -1,4 +1,5 @@
-"""A throw-away cgroup per run: a process cap (`pids`) and one memory budget (`memory`).
+"""A throw-away cgroup per run: a process cap (`pids`), one memory budget (`memory`) and the
+count of the CPU its processes used (`cpu.stat` on v2, `cpuacct` on v1).
 
 The memory budget counts everything the run's processes make resident — anonymous memory,
 `memfd_create` files, tmpfs and `/dev/shm` pages they write — which RLIMIT_AS does not: a
@@ -55,7 +56,7 @@ def layout() -> tuple[str, dict[str, Path]]:
             return "v2", {"memory": parent, "pids": parent}
         return "none", {}
     found = {}
-    for name in ("memory", "pids"):
+    for name in ("memory", "pids", "cpuacct"):
         parent = CGROUP_ROOT / name / own.get(name, "/").lstrip("/")
         if (parent / "cgroup.procs").exists() and os.access(parent, os.W_OK):
             found[name] = parent
@@ -147,7 +148,7 @@ class RunCgroup:
         # its exit handlers ran) is removed by the next process that makes groups
         name = f"rlvr-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.dirs: dict[str, Path] = {}
-        for controller in ("pids", "memory"):
+        for controller in ("pids", "memory", "cpuacct"):
             parent = parents.get(controller)
             if parent is None or (controller == "memory" and memory_bytes is None):
                 continue
@@ -165,6 +166,7 @@ class RunCgroup:
             raise
         self.procs_files = sorted({str(d / "cgroup.procs") for d in self.dirs.values()})
         self.oom_baseline = self._oom_count()
+        self.cpu_baseline = self._cpu_seconds()
 
     def _limit_memory(self, directory: Path, memory_bytes: int) -> None:
         if self.version == "v2":
@@ -196,6 +198,32 @@ class RunCgroup:
         directory = self.dirs.get("memory")
         return _oom_kills(directory, self.version, self._read_counters) \
             if directory is not None else 0
+
+    def _cpu_seconds(self) -> float | None:
+        """CPU seconds every process that was ever in the group used, ended ones too (v2:
+        `cpu.stat`'s usage_usec; v1: `cpuacct.usage`); None where no group counts it."""
+        try:
+            if self.version == "v2" and self.dirs:
+                text = self._read_counters(str(next(iter(self.dirs.values())) / "cpu.stat"))
+                for line in text.splitlines():
+                    if line.startswith("usage_usec "):
+                        return int(line.split()[1]) / 1e6
+                return None
+            directory = self.dirs.get("cpuacct")
+            if directory is not None:
+                return int(self._read_counters(str(directory / "cpuacct.usage"))) / 1e9
+        except (OSError, ValueError):
+            pass
+        return None
+
+    def cpu_used(self) -> float | None:
+        """CPU seconds the group's processes used since it was made (or last reset), ended
+        processes included — also those the kernel reaped for a parent that ignores SIGCHLD,
+        which no process's own counters show; None where the group does not count CPU."""
+        now = self._cpu_seconds()
+        if now is None or self.cpu_baseline is None:
+            return None
+        return max(0.0, now - self.cpu_baseline)
 
     def _read_counters(self, path: str) -> str:
         """A counter file's text through an fd kept open (read from offset 0, the kernel
@@ -242,6 +270,7 @@ class RunCgroup:
     def reset(self) -> None:
         """Start counting anew (a pooled group handed to the next run)."""
         self.oom_baseline = self._oom_count()
+        self.cpu_baseline = self._cpu_seconds()
 
     def surely_empty(self) -> bool:
         """Whether a counter read through a kept fd shows no process left in the group (v2:

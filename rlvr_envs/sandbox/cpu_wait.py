@@ -8,12 +8,14 @@ starts with the usual deadline (`started + limit`); when that passes, it reads t
 the run's live threads and moves the deadline on by the most any one of them waited, so a
 program gets `limit` seconds in which it could run. A program that sleeps or blocks waits for
 no CPU and times out at `limit` as before. The move is never more than the time the run's
-processes did not spend on a CPU between them — live threads, ended children not yet reaped
-and what every live process has reaped (`cutime` + `cstime`) — so a run whose own busy
-threads or children keep each other waiting gains nothing by it; and the deadline never
-moves past `BACKSTOP × limit` (a machine ten times oversubscribed). A multi-threaded program
-on a busy machine is given less than all of its waiting back. Where the run's processes
-cannot be listed or `/proc` is missing, the clock is the wall clock.
+processes did not spend on a CPU between them, counted by the run's cgroup (every process it
+ever had, ended ones too — also children the kernel reaped for a parent that ignores SIGCHLD,
+which no process's own counters show): a run whose own busy threads or children keep each
+other waiting gains nothing by it, and no run ever gets more than `limit` seconds of CPU in
+all before its deadline. The deadline never moves past `BACKSTOP × limit` (a machine ten times
+oversubscribed). A multi-threaded program on a busy machine is given less than all of its
+waiting back. Where no cgroup counts the run's CPU (no writable cgroup filesystem, cgroup v1
+without `cpuacct`) or its processes cannot be listed, the clock is the wall clock.
 
 The files are only read once the plain deadline has passed: a run that ends in time costs
 nothing extra. The waiting counted is each thread's since it started, so for a process made
@@ -65,28 +67,11 @@ def thread_times(pids: Iterable[int]) -> list[tuple[float, float]]:
     return times
 
 
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def reaped_cpu(pid: int) -> float:
-    """CPU seconds of the descendants `pid` has reaped (cutime + cstime of /proc/<pid>/stat,
-    which also holds what those had reaped in turn)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return (int(fields[13]) + int(fields[14])) / _TICK
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
-def run_usage(pids: Iterable[int]) -> tuple[float, float]:
-    """(CPU seconds, the most seconds one thread waited for a CPU) of the processes `pids`
-    and all their descendants: the live threads' own, ended children not yet reaped (their
-    zombies still tell) and what every live process has reaped."""
+def longest_wait(pids: Iterable[int]) -> float:
+    """The most seconds one live thread of the processes `pids` and their descendants waited
+    for a CPU."""
     processes = {found for pid in pids for found in process_tree(pid)}
-    times = thread_times(processes)
-    cpu = sum(on_cpu for on_cpu, _ in times) + sum(reaped_cpu(pid) for pid in processes)
-    return cpu, max((wait for _, wait in times), default=0.0)
+    return max((wait for _, wait in thread_times(processes)), default=0.0)
 
 
 def process_tree(pid: int) -> list[int]:
@@ -106,8 +91,9 @@ class RunClock:
     descendants are found here) waited for a CPU."""
 
     def __init__(self, limit: float, members: Callable[[], Iterable[int]] | None,
-                 started: float | None = None):
-        self.limit, self.members = limit, members
+                 started: float | None = None,
+                 cpu_used: Callable[[], float | None] | None = None):
+        self.limit, self.members, self.cpu_used = limit, members, cpu_used
         self.started = time.monotonic() if started is None else started
         self.waited = 0.0  # the most one thread of the run had waited, when last read
         self.sampled = self.started  # when that was
@@ -123,16 +109,22 @@ class RunClock:
     def sample(self) -> None:
         """Read now how long the run's live threads have waited for a CPU (the deadline moves
         on by the most one of them waited)."""
-        if self.members is None:
+        if self.members is None or self.cpu_used is None:
             return
         now = time.monotonic()
+        # every process the run ever had, ended ones included (a child the kernel reaped for a
+        # parent that ignores SIGCHLD leaves no trace in any process's counters): without
+        # that count, the wall clock
+        cpu = self.cpu_used()
+        if cpu is None:
+            return
         try:
-            cpu, most = run_usage(self.members())
+            most = longest_wait(self.members())
         except OSError:
-            cpu, most = 0.0, 0.0
+            most = 0.0
         # the most one thread waited, but never more than the time the run's processes did not
         # use between them: a run whose own busy threads or children keep each other waiting
-        # gains nothing by it
+        # gains nothing by it, and a run never gets more than its limit of CPU in all
         waited = max(0.0, min(most, now - self.started - cpu))
         self.waited = max(self.waited, min(waited, (BACKSTOP - 1.0) * self.limit))
         self.sampled = now

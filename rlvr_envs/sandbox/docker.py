@@ -190,6 +190,9 @@ class ContainerProcess(SandboxedProcess):
         self.ready, self.early_stderr = await_ready(popen)
         now = time.monotonic()
         self.startup_seconds = now - self.started
+        #: the container's CPU seconds before the run (a pooled one's; a fresh one's start
+        #: counts as the run's)
+        self._cpu_before = (container_cpu_seconds(container_id) or 0.0) if container_id else 0.0
         if self.ready:
             self.clock.restart(now)
         else:  # not started: Docker's message is the run's stderr
@@ -199,8 +202,19 @@ class ContainerProcess(SandboxedProcess):
                 self.kill()
 
     def members(self) -> list[int]:
-        """The container's processes (the `docker` client on the host waits for none); a
-        fresh container's id is asked of Docker once, when first needed."""
+        """The container's processes (the `docker` client on the host waits for none)."""
+        container_id = self._known_id()
+        return container_processes(container_id) if container_id else []
+
+    def cpu_used(self) -> float | None:
+        """The CPU its container's processes used since the run started (its cgroup's count)."""
+        container_id = self._known_id()
+        used = container_cpu_seconds(container_id) if container_id else None
+        return None if used is None else max(0.0, used - self._cpu_before)
+
+    def _known_id(self) -> str | None:
+        """The container's id; a fresh container's is asked of Docker once, when first
+        needed."""
         if self.container_id is None and not self._asked_id:
             self._asked_id = True
             try:
@@ -210,7 +224,7 @@ class ContainerProcess(SandboxedProcess):
                     else None
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        return container_processes(self.container_id) if self.container_id else []
+        return self.container_id
 
     def kill(self) -> None:
         self.killed = True
@@ -298,6 +312,27 @@ def container_cgroup(container_id: str) -> tuple[Path, str] | None:
         if directory.is_dir():
             return directory, version
     return None
+
+
+def container_cpu_seconds(container_id: str) -> float | None:
+    """CPU seconds a container's processes used, ended ones too (`cpu.stat` on cgroup v2,
+    `cpuacct.usage` on v1); None where the host does not show it."""
+    found = container_cgroup(container_id)
+    if found is None:
+        return None
+    directory, version = found
+    try:
+        if version == "v2":
+            for line in (directory / "cpu.stat").read_text().splitlines():
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+            return None
+        # v1: the same place in the cpuacct hierarchy as in the memory one
+        relative = directory.relative_to(Path("/sys/fs/cgroup") / "memory")
+        return int((Path("/sys/fs/cgroup") / "cpuacct" / relative / "cpuacct.usage")
+                   .read_text()) / 1e9
+    except (OSError, ValueError):
+        return None
 
 
 def container_memory_hits(container_id: str) -> int | None:

@@ -489,6 +489,17 @@ class ForkJob:
         pids); [] where runs get no cgroup."""
         return [pid for cgroup in self.cgroups for pid in cgroup.pids()]
 
+    def cpu_used(self) -> float | None:
+        """CPU seconds the run's isolated children and every process they started used (ended
+        ones too: their cgroups count them); None where a child has no cgroup counting CPU."""
+        total = 0.0
+        for cgroup in self.cgroups:
+            used = cgroup.cpu_used()
+            if used is None:
+                return None
+            total += used
+        return None if self.uncounted or not self.cgroups else total
+
     def out_of_memory(self) -> bool:
         """Whether a child of this run hit the run's memory budget (its cgroup counted it)."""
         return any(cgroup.out_of_memory() for cgroup in self.cgroups)

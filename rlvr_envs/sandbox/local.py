@@ -89,6 +89,9 @@ class GroupProcess(SandboxedProcess):
         if self.cgroup is not None:
             self.cgroup.kill_all()
 
+    def cpu_used(self) -> float | None:
+        return self.cgroup.cpu_used() if self.cgroup is not None else None
+
     def members(self) -> list[int]:
         # the cgroup also holds what left the process tree (a double fork)
         return super().members() + (self.cgroup.pids() if self.cgroup is not None else [])

@@ -136,6 +136,52 @@ def _drop_capabilities():
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
+#: the kernel's keyring calls (add_key, request_key, keyctl) per architecture, and its audit id
+_KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)),
+                  "aarch64": (0xC00000B7, (217, 218, 219))}.get(os.uname().machine)
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_ALLOW, _SECCOMP_EPERM = 0x7FFF0000, 0x00050000 | 1
+_X32_SYSCALL_BIT = 0x40000000
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def deny_keyrings():
+    """A seccomp filter, inherited by every process started from here on, under which the
+    keyring calls fail with EPERM (as under Docker's default profile), and so does every
+    system call of another ABI (i386 through int 0x80, x32), whose numbers differ. Runs of one
+    jail share its user namespace, and with it uid 65534's user keyrings, which outlive a run:
+    without this a candidate could leave data for a later one (and request_key can make the
+    kernel start a helper on the host). Returns whether the filter is in place."""
+    if _KEYRING_CALLS is None:
+        return False
+    arch, calls = _KEYRING_CALLS
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    checks = ([(jge, _X32_SYSCALL_BIT)] if arch == 0xC000003E else []) + \
+        [(jeq, nr) for nr in calls]
+    program = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, _SECCOMP_EPERM), (ld, 0, 0, 0)]
+    for index, (code, k) in enumerate(checks):
+        program.append((code, len(checks) - index, 0, k))  # taken: to the EPERM at the end
+    program += [(ret, 0, 0, _SECCOMP_ALLOW), (ret, 0, 0, _SECCOMP_EPERM)]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*line) for line in program])
+    fprog = _SockFprog(len(program), filters)
+    for attempt in (0, 1):
+        if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) == 0:
+            return True
+        if attempt == 0 and ctypes.get_errno() == 13:  # EACCES: allowed with no_new_privs
+            _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        else:
+            return False
+    return False
+
+
 def write_id_maps(pid, host_id=SANDBOX_ID):
     """From the parent (root on the host): the child's uid/gid 65534 is the host's `host_id`
     (65534 itself, or the owner of a working directory the caller gave, as bubblewrap and
@@ -707,6 +753,11 @@ def serve():
             JAIL["nested"] = _probe_namespaces()
         except BaseException as err:  # noqa: BLE001 - half in a jail: no isolated runs at all
             namespaces, error = False, "jail: %s: %s" % (type(err).__name__, err)
+    if not deny_keyrings() and JAIL["active"]:
+        # without the filter, runs may not share the jail's user namespace (and its keyrings):
+        # each gets a user namespace of its own where that works, else none runs isolated
+        JAIL["active"] = False
+        namespaces = namespaces and JAIL["nested"]
     if namespaces:
         os.environ["HOME"] = HOME[0] = "/tmp"
     # the setup message (the programs' sources and code, ~120 kB) is not needed from here on:
@@ -823,6 +874,7 @@ def run_isolated(config, argv):
             isolate(config["view"], config["tmp_mb"], config["shm_mb"], config["workdir"],
                     sync_fd=sync_fd)
             os.environ["HOME"] = config["workdir"]
+            deny_keyrings()  # its own user namespace holds its keyrings; no helper on the host
             os.execvp(argv[0], argv)
         except BaseException as err:  # noqa: BLE001 - reported on stderr, exit code 71
             os.write(2, ("sandbox setup failed: %s: %s\n" % (type(err).__name__, err)).encode())

@@ -13,7 +13,8 @@ import pytest
 
 from rlvr_envs.sandbox import Limits, get_sandbox
 from rlvr_envs.sandbox.bwrap import bwrap_problem
-from rlvr_envs.sandbox.cpu_wait import BACKSTOP, RunClock, process_tree, run_usage, thread_times
+from rlvr_envs.sandbox.cgroup import RunCgroup
+from rlvr_envs.sandbox.cpu_wait import BACKSTOP, RunClock, process_tree, thread_times
 from rlvr_envs.verify.code.grader import grade_check, grade_stdio
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
@@ -146,7 +147,7 @@ def test_the_clock_reads_waiting_only_at_its_deadline():
         calls.append(1)
         return [os.getpid()]
 
-    clock = RunClock(0.05, members)
+    clock = RunClock(0.05, members, cpu_used=lambda: 0.0)
     assert clock.remaining() > 0 and not calls  # nothing read before the deadline
     while clock.remaining() > 0:
         pass
@@ -156,6 +157,30 @@ def test_the_clock_reads_waiting_only_at_its_deadline():
 
 def test_without_members_the_clock_is_the_wall_clock():
     clock = RunClock(0.05, None, started=time.monotonic() - 1.0)
+    assert clock.remaining() < 0 and clock.waited == 0.0
+
+
+def test_a_run_never_gets_more_than_its_limit_of_cpu(monkeypatch):
+    """However long one of its threads waited, the deadline moves by no more than the time
+    the run's processes (its cgroup's count) left unused: at the deadline, the run has had at
+    most `limit` seconds of CPU."""
+    from rlvr_envs.sandbox import cpu_wait
+    monkeypatch.setattr(cpu_wait, "longest_wait", lambda pids: 50.0)
+    started = time.monotonic() - 2.0
+    for cpu in (0.0, 0.5, 1.0, 1.9, 3.0):
+        clock = RunClock(0.5, lambda: [os.getpid()], cpu_used=lambda: cpu, started=started)
+        clock.sample()
+        elapsed = time.monotonic() - started
+        assert clock.waited <= max(0.0, elapsed - cpu) + 1e-6
+        if clock.deadline > time.monotonic():  # still running: its CPU is within its limit
+            assert cpu <= clock.limit
+
+
+def test_without_a_count_of_the_run_s_cpu_the_clock_is_the_wall_clock():
+    """No cgroup counting every process the run had: its waiting is never read (ended
+    children's CPU could hide there)."""
+    clock = RunClock(0.05, lambda: [os.getpid()], cpu_used=lambda: None,
+                     started=time.monotonic() - 1.0)
     assert clock.remaining() < 0 and clock.waited == 0.0
 
 
@@ -172,23 +197,60 @@ def test_process_tree_and_thread_times_read_live_processes():
         child.wait()
 
 
-BURN = ("import os, time\npid = os.fork()\nif pid == 0:\n    t = time.process_time()\n"
+BURN = ("import os, signal, time\n" +
+        "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"  # ended children: reaped by the kernel
+        "pid = os.fork()\nif pid == 0:\n    t = time.process_time()\n"
         "    while time.process_time() - t < 0.3:\n        pass\n    os._exit(0)\n")
 
 
-@pytest.mark.parametrize("reaped", [True, False])
-def test_the_cpu_of_ended_children_counts(reaped):
-    """A child that burned 0.3 s and ended counts, reaped (its parent's cutime + cstime) or
-    not (its zombie's schedstat)."""
-    code = BURN + ("os.waitpid(pid, 0)\n" if reaped else "") + "print('done', flush=True)\n" \
-        "time.sleep(30)\n"
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+@pytest.mark.skipif(RunCgroup.create(8) is None, reason="no writable cgroup filesystem")
+@pytest.mark.parametrize("ignored", [True, False])
+def test_a_run_cgroup_counts_the_cpu_of_ended_children(ignored):
+    """A child that burned 0.3 s and ended counts, also when its parent ignores SIGCHLD and
+    the kernel reaped it (no process's counters show its CPU then)."""
+    cgroup = RunCgroup.create(8)
+    code = (BURN if ignored else BURN.replace("signal.SIG_IGN", "signal.SIG_DFL")
+            + "os.waitpid(pid, 0)\n")
     try:
-        assert parent.stdout.readline().strip() == b"done"
-        if not reaped:
-            time.sleep(0.5)  # the child has ended by now
-        cpu, _ = run_usage([parent.pid])
-        assert cpu >= 0.25
+        if cgroup.cpu_used() is None:
+            pytest.skip("this cgroup setup does not count CPU")
+        joins = "".join(f"open({path!r}, 'w').write('0')\n" for path in cgroup.procs_files)
+        done = subprocess.run([sys.executable, "-c", joins + code + "time.sleep(0.5)\n"],
+                              timeout=30)
+        assert done.returncode == 0
+        assert cgroup.cpu_used() >= 0.25
     finally:
-        parent.kill()
-        parent.wait()
+        cgroup.remove()
+
+
+HIDDEN_WORK = """import os, signal, time
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # ended children are reaped by the kernel
+def work(n):
+    if os.fork() == 0:  # always runnable, low priority: it waits for a CPU most of the time
+        os.nice(19)
+        while True:
+            pass
+    for _ in range(n):  # the work, in children of 0.05 s of CPU each
+        r, w = os.pipe()
+        if os.fork() == 0:
+            os.close(r)
+            t = time.process_time()
+            while time.process_time() - t < 0.05:
+                pass
+            os._exit(0)
+        os.close(w)
+        os.read(r, 1)  # returns when the child has ended
+        os.close(r)
+    return n
+"""
+
+
+def test_work_hidden_in_children_the_kernel_reaps_gets_no_more_than_its_limit(sandbox,
+                                                                               busy_machine):
+    """0.7 s of CPU behind a 0.5 s limit, done by children the kernel reaps while a lowest-
+    priority process waits for a CPU the whole time: the run's cgroup counts the children, so
+    its deadline moves by no more than the time the run left unused and it times out."""
+    limit = 0.5
+    verdict = grade_check(sandbox, HIDDEN_WORK, test="def check(c):\n    assert c(14) == 14\n",
+                          entry="work", limits=Limits(wall_time=limit, max_processes=16))
+    assert verdict.reason == "timeout", verdict

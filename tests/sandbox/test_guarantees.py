@@ -60,7 +60,14 @@ def connect_unix(path):
     sock = socket.socket(socket.AF_UNIX)
     sock.settimeout(1)
     sock.connect(path)
+def add_key():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = {"x86_64": 248, "aarch64": 217}[os.uname().machine]
+    if libc.syscall(number, b"user", b"rlvr-probe", b"x", 1, -4) < 0:  # the user keyring
+        raise OSError(ctypes.get_errno(), "add_key")
 result = {
+    "keyring": attempt(add_key),
     "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
     "cap_eff": status.get("CapEff"), "no_new_privs": status.get("NoNewPrivs"),
     "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
@@ -102,7 +109,7 @@ def run_probe(sandbox, marker: Path, try_writes: bool = True) -> dict:
 ISOLATED = [pytest.param("local", marks=needs_userns), pytest.param("bwrap", marks=needs_bwrap)]
 
 
-def assert_isolated(seen: dict, name: str, pid_one: bool = True) -> None:
+def assert_isolated(seen: dict, name: str, pid_one: bool = True, keyrings: bool = True) -> None:
     # an unprivileged uid, no capabilities (not even in its own namespaces), no_new_privs
     assert seen["uid"] == seen["euid"] == 65534 and seen["gid"] == 65534, (name, seen)
     assert seen["cap_eff"] in (None, "0000000000000000") and seen["sethostname"] != "allowed"
@@ -110,6 +117,9 @@ def assert_isolated(seen: dict, name: str, pid_one: bool = True) -> None:
     # only the interpreter's files: no data sets, project, host /tmp, home, grader, docker
     assert not any(seen["seen"].values()), (name, seen["seen"])
     assert seen["docker"] != "allowed"
+    # no kernel keyrings (runs of one fork server share a user namespace, and its keyrings)
+    if keyrings:
+        assert seen["keyring"] == "PermissionError", (name, seen["keyring"])
     # its own PID namespace and /proc (or an empty one where the kernel refuses a new
     # proc mount, as inside bubblewrap): the grader's memory is out of reach
     assert all(pid < 100 for pid in seen["pids"]) and seen["ppid_mem"] != "allowed"
@@ -124,7 +134,8 @@ def assert_isolated(seen: dict, name: str, pid_one: bool = True) -> None:
 @pytest.mark.parametrize("backend", ISOLATED)
 def test_spawned_run_reaches_only_its_own_files(backend, marker):
     sandbox = get_sandbox(backend, warm=False)
-    assert_isolated(run_probe(sandbox, marker), backend)
+    # a fresh bubblewrap is a user namespace of its own, with keyrings of its own
+    assert_isolated(run_probe(sandbox, marker), backend, keyrings=backend == "local")
 
 
 @pytest.mark.parametrize("backend", ISOLATED)
@@ -187,3 +198,30 @@ def test_local_unsafe_reaches_the_host_and_says_so(marker):
 def test_docker_run_reaches_only_its_own_files(docker_sandbox, marker):
     seen = run_probe(docker_sandbox, marker)
     assert_isolated(seen, "docker", pid_one=False)
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_a_candidate_leaves_nothing_in_a_keyring_for_a_later_one(backend):
+    """Every run of a fork server is uid 65534 of the same user namespace, whose keyrings
+    outlive a run: the keyring calls are refused, so a first sample cannot store its answers
+    there for a later one that only looks them up."""
+    from rlvr_envs.verify.code.grader import grade_check
+    sandbox = get_sandbox(backend, fork_servers=1)
+    tag = uuid.uuid4().hex[:8].encode()
+    keyctl = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+              "ADD, KEYCTL = {'x86_64': (248, 250), 'aarch64': (217, 219)}[os.uname().machine]\n")
+    writer = keyctl + (f"def f(x):\n    data = str(x * x).encode()\n"
+                       f"    libc.syscall(ADD, b'user', b'{tag.decode()}', data, len(data), -4)\n"
+                       f"    return x * x\n")
+    reader = keyctl + (f"def f(x):\n    key = libc.syscall(KEYCTL, 10, -4, b'user', "
+                       f"b'{tag.decode()}', 0)\n"  # KEYCTL_SEARCH in the user keyring
+                       f"    buf = ctypes.create_string_buffer(64)\n"
+                       f"    n = libc.syscall(KEYCTL, 11, key, buf, 64)\n"  # KEYCTL_READ
+                       f"    return int(buf.raw[:n]) if key >= 0 and n > 0 else None\n")
+    test = "assert f(7) == 49\n"
+    try:
+        assert grade_check(sandbox, writer, test=test, names=["f"], limits=LIMITS).passed
+        later = grade_check(sandbox, reader, test=test, names=["f"], limits=LIMITS)
+    finally:
+        sandbox.close()
+    assert (later.passed, later.reason) == (False, "tests_failed"), later

@@ -309,10 +309,17 @@ class _Run:
             found += proc.members()
         return found
 
+    def cpu_used(self) -> float | None:
+        """CPU seconds every process of the run used (their cgroups' counts); None where one
+        is not counted."""
+        parts = ([self.job.cpu_used()] if self.job is not None else []) + \
+            [proc.cpu_used() for proc in self.procs]
+        return None if not parts or None in parts else sum(parts)
+
     def clocked(self, deadline: float, *channels: Channel | None) -> None:
         """One clock for the run's channels: `wall_time` until `deadline`, moved on by the
         time the run's processes waited for a CPU."""
-        self.clock = RunClock(self.limits.wall_time, self.members,
+        self.clock = RunClock(self.limits.wall_time, self.members, cpu_used=self.cpu_used,
                               started=deadline - self.limits.wall_time)
         for channel in channels:
             if channel is not None:
