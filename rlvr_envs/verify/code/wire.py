@@ -8,12 +8,21 @@ verbatim into sandboxes (stdlib only, no package imports).
 
 import json
 import math
+from collections import Counter
 
 MAX_DEPTH = 64
 #: the longest protocol line either side accepts (a value of a few million elements)
 MAX_MESSAGE_BYTES = 32 * 2**20
+#: the most JSON values one line may hold: a wire scalar is three (`["int","7"],`), so a list
+#: of a million scalars fits, and no line costs the parser much more than such a list does
+MAX_MESSAGE_VALUES = 3_200_000
 #: the longest int literal a message may hold (also Python's own int/str conversion limit)
 MAX_INT_DIGITS = 4000
+#: the most elements of one set (keys of one dict) that may share a hash: int, float and
+#: tuple hashes are not randomised, so n values of one hash would take O(n^2) to build;
+#: distinct values seldom share one (2**k does for k 61 apart: {2**k for k in range(1952)} is
+#: the largest set of powers of two that decodes)
+MAX_SHARED_HASH = 32
 
 
 class WireError(ValueError):
@@ -61,13 +70,39 @@ def _float(text):
         raise WireError("malformed float") from None
 
 
+def _structural(data, start=0, end=None):
+    """How many `,` `:` `[` `{` bytes data[start:end] holds."""
+    return sum(data.count(char, start, end) for char in (b",", b":", b"[", b"{"))
+
+
+def _value_count(line):
+    """An upper bound on the JSON values in `line`: every value but the first follows a `,`,
+    `:`, `[` or `{` outside a string. Counted over all its bytes at C speed, then, for a line
+    over the limit that way with at most 2**16 strings (a long string of commas is legitimate),
+    again outside its strings (a regex would build an object per string: more than it saves)."""
+    count = _structural(line)
+    if count <= MAX_MESSAGE_VALUES or line.count(b'"') > 2 * 2**16:
+        return count
+    plain = line.replace(b"\\\\", b"").replace(b'\\"', b"")  # no quote left is escaped
+    count = start = 0
+    while True:
+        opening = plain.find(b'"', start)
+        closing = plain.find(b'"', opening + 1) if opening >= 0 else -1
+        if closing < 0:
+            return count + _structural(plain, start)
+        count += _structural(plain, start, opening)
+        start = closing + 1
+
+
 def load_message(line):
-    """One protocol line (bytes) → a dict, or WireError for anything else: too long, not
-    UTF-8, not JSON, nested too deeply for the parser, a huge number, not an object. Bytes
-    from a candidate go through here and nowhere else, so no input makes a reader raise
-    anything but WireError."""
+    """One protocol line (bytes) → a dict, or WireError for anything else: too long, more
+    values than MAX_MESSAGE_VALUES, not UTF-8, not JSON, nested too deeply for the parser, a
+    huge number, not an object. Bytes from a candidate go through here and nowhere else, so
+    no input makes a reader raise anything but WireError."""
     if len(line) > MAX_MESSAGE_BYTES:
         raise WireError("message longer than %d bytes" % MAX_MESSAGE_BYTES)
+    if _value_count(line) > MAX_MESSAGE_VALUES:
+        raise WireError("message with more than %d values" % MAX_MESSAGE_VALUES)
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
@@ -99,6 +134,17 @@ def _json_constant(name):
 _DECODER = json.JSONDecoder(parse_int=_json_int, parse_constant=_json_constant)
 
 
+def _check_hashes(items, what):
+    """WireError unless every item is hashable and at most MAX_SHARED_HASH share a hash. Linear:
+    the counts are keyed by hashes, ints that are their own hash, so they never collide."""
+    try:
+        counts = Counter(map(hash, items))
+    except TypeError:
+        raise WireError("unhashable %s" % what) from None
+    if counts and max(counts.values()) > MAX_SHARED_HASH:
+        raise WireError("more than %d %ss sharing one hash" % (MAX_SHARED_HASH, what))
+
+
 def decode(item, depth=0):
     if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
@@ -127,20 +173,18 @@ def decode(item, depth=0):
             raise WireError("malformed bytes") from None
     if tag in ("list", "tuple", "set", "frozenset") and type(data) is list:
         items = [decode(v, depth + 1) for v in data]
-        try:
-            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
-        except TypeError:
-            raise WireError("unhashable set element") from None
+        if tag in ("set", "frozenset"):
+            _check_hashes(items, "set element")
+        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
     if tag == "dict" and type(data) is list:
-        out = {}
+        keys, values = [], []
         for pair in data:
             if type(pair) is not list or len(pair) != 2:
                 raise WireError("malformed dict entry")
-            try:
-                out[decode(pair[0], depth + 1)] = decode(pair[1], depth + 1)
-            except TypeError:
-                raise WireError("unhashable dict key") from None
-        return out
+            keys.append(decode(pair[0], depth + 1))
+            values.append(decode(pair[1], depth + 1))
+        _check_hashes(keys, "dict key")
+        return dict(zip(keys, values))
     raise WireError("unknown or malformed tag %r" % (tag,))
 
 
@@ -173,8 +217,9 @@ def same_value(a, b, float_tolerance=None):
     if type(a) is dict:
         if len(a) != len(b):
             return False
+        keys_of_b = {key: key for key in b}  # b's own key for each key: its type counts too
         for key, value in a.items():
-            if key not in b or type(key) is not type(next(k for k in b if k == key)):
+            if key not in keys_of_b or type(key) is not type(keys_of_b[key]):
                 return False
             if not same_value(value, b[key], float_tolerance):
                 return False
