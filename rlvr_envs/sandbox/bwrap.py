@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Sequence
 from rlvr_envs.sandbox.base import Limits, SandboxUnavailable
 from rlvr_envs.sandbox.local import LocalSandbox, make_grader_undumpable, real_python
 from rlvr_envs.sandbox.view import interpreter_view, python_prefix
+from rlvr_envs.sandbox.zygote import keyring_filter
 
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: "
                 "`dnf install bubblewrap`) and allow user namespaces "
@@ -80,6 +82,9 @@ class BwrapSandbox(LocalSandbox):
                                      extra_ro=tuple(extra))
         self._view_dict = self.view.as_dict()
         self._static = self._static_args()
+        program = keyring_filter()
+        self._seccomp = None if program is None else \
+            b"".join(struct.pack("=HBBI", *line) for line in program)
         make_grader_undumpable()
         self._init_warm(warm, fork_servers)
 
@@ -104,9 +109,23 @@ class BwrapSandbox(LocalSandbox):
     def _with_tmp(self, size_bytes: int) -> list[str]:
         return [self.exe, "--size", str(size_bytes), "--tmpfs", "/tmp", *self._static]
 
+    def run_fds(self) -> list[int]:
+        """A pipe holding the keyring filter for bubblewrap's `--seccomp` (a run has user
+        keyrings of its own, but may hold the grader's session keyring, which every run
+        would share)."""
+        if self._seccomp is None:
+            return []
+        read, write = os.pipe()
+        try:
+            os.write(write, self._seccomp)  # a few hundred bytes: the pipe holds them
+        finally:
+            os.close(write)
+        return [read]
+
     def wrap(self, command: list[str], workdir: Path, limits: Limits, tmp_mb: int,
-             shm_mb: int, owned: bool) -> list[str]:
-        return [*self._with_tmp(tmp_mb * 2**20),
+             shm_mb: int, owned: bool, fds: Sequence[int] = ()) -> list[str]:
+        seccomp = ["--seccomp", str(fds[0])] if fds else []
+        return [*self._with_tmp(tmp_mb * 2**20), *seccomp,
                 "--size", str(shm_mb * 2**20), "--tmpfs", "/dev/shm",
                 "--bind", str(workdir), str(workdir), "--remount-ro", "/",
                 "--chdir", str(workdir), "--setenv", "HOME", str(workdir), "--", *command]

@@ -69,14 +69,19 @@ START_TIMEOUT = 120.0
 def entry_script() -> str:
     """PID 1 of a fresh container with a private working directory, as root with only
     CAP_SETUID/SETGID: becomes uid 65534 (losing both) to copy the files in, announce READY
-    and run the command; once it has exited, copies the collected files (plain files, each
-    capped by RLIMIT_FSIZE) to the out directory, which the run itself cannot write, and exits
-    as the command did."""
+    and run the command; once it has exited, kills every process the run left (as 65534, so
+    nothing can swap a path while it copies) and copies the collected files — plain files
+    whose real path lies in the working directory (a symlinked directory on the way would
+    lead root's copy elsewhere), each capped by RLIMIT_FSIZE — to the out directory, which the
+    run itself cannot write, and exits as the command did."""
+    drop = "setpriv --reuid=65534 --regid=65534 --clear-groups --"
     return ('n=$1; shift; files=""; while [ "$n" -gt 0 ]; do files="$files $1"; shift; '
-            'n=$((n-1)); done; setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c '
+            f'n=$((n-1)); done; {drop} sh -c '
             f'\'cp -a "$0"/. . || exit 71; {ANNOUNCE}; exec "$@"\' "$0" "$@"; code=$?; '
-            'for f in $files; do [ -f "$f" ] && [ ! -L "$f" ] && '
-            'mkdir -p "$(dirname "/rlvr-out/$f")" && cp "$f" "/rlvr-out/$f"; done; exit $code')
+            f'{drop} sh -c "kill -KILL -1" 2>/dev/null; here=$(pwd -P); '
+            'for f in $files; do p=$(readlink -f -- "$f") || continue; case "$p" in '
+            '"$here"/*) [ -f "$p" ] && [ ! -L "$p" ] && mkdir -p "$(dirname "/rlvr-out/$f")" '
+            '&& cp -- "$p" "/rlvr-out/$f";; esac; done; exit $code')
 
 
 def pool_script() -> str:

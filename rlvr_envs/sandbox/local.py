@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from rlvr_envs.sandbox.base import (Limits, Sandbox, SandboxedProcess, SandboxUnavailable,
                                     check_command, prepare_workdir, remove_workdir, run_env)
@@ -255,9 +255,14 @@ class LocalSandbox(Sandbox):
         self._fork_servers.close()
 
     def wrap(self, command: list[str], workdir: Path, limits: Limits, tmp_mb: int,
-             shm_mb: int, owned: bool) -> list[str]:
-        """The argv that actually runs (namespaces and bubblewrap prepend themselves)."""
+             shm_mb: int, owned: bool, fds: Sequence[int] = ()) -> list[str]:
+        """The argv that actually runs (namespaces and bubblewrap prepend themselves); `fds`:
+        what `run_fds` opened for it."""
         return command
+
+    def run_fds(self) -> list[int]:
+        """Fds a run's launcher reads (passed to it, closed here once it started)."""
+        return []
 
     def spawn(self, command, *, files=None, limits: Limits = Limits(), workdir=None,
               env: Mapping[str, str] | None = None, collect=()) -> SandboxedProcess:
@@ -271,18 +276,23 @@ class LocalSandbox(Sandbox):
             limits.memory_mb, cgroup is not None and cgroup.has_memory)
         if not self.isolates_filesystem:
             address_space = limits.memory_mb * 2**20  # no tmpfs of its own to carve out
+        fds = []
         try:
+            fds = self.run_fds()
             popen = subprocess.Popen(
                 launcher(limits, cgroup, address_space)
-                + self.wrap(argv, path, limits, tmp_mb, shm_mb, owned), cwd=path,
+                + self.wrap(argv, path, limits, tmp_mb, shm_mb, owned, fds), cwd=path,
                 env=run_env(env, path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+                stderr=subprocess.PIPE, start_new_session=True, close_fds=True, pass_fds=fds)
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
             if owned:
                 remove_workdir(path)
             raise
+        finally:
+            for fd in fds:
+                os.close(fd)
         return GroupProcess(popen, cgroup=cgroup, workdir=path, owns_workdir=owned,
                             limits=limits, isolation=self.name)
 
@@ -333,7 +343,7 @@ class NamespaceSandbox(LocalSandbox):
         return server.namespaces
 
     def wrap(self, command: list[str], workdir: Path, limits: Limits, tmp_mb: int,
-             shm_mb: int, owned: bool) -> list[str]:
+             shm_mb: int, owned: bool, fds: Sequence[int] = ()) -> list[str]:
         """The argv that actually runs: the namespace launcher, then the command. When the
         grader is root the run's uid is the host's 65534 in a directory of its own, else the
         owner of the directory the caller gave (it is to write there)."""

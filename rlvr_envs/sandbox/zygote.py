@@ -153,15 +153,12 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def deny_keyrings():
-    """A seccomp filter, inherited by every process started from here on, under which the
-    keyring calls fail with EPERM (as under Docker's default profile), and so does every
-    system call of another ABI (i386 through int 0x80, x32), whose numbers differ. Runs of one
-    jail share its user namespace, and with it uid 65534's user keyrings, which outlive a run:
-    without this a candidate could leave data for a later one (and request_key can make the
-    kernel start a helper on the host). Returns whether the filter is in place."""
+def keyring_filter():
+    """The classic-BPF seccomp program [(code, jt, jf, k)] under which the keyring calls fail
+    with EPERM (as under Docker's default profile), and so does every system call of another
+    ABI (i386 through int 0x80, x32), whose numbers differ; None on an unknown machine."""
     if _KEYRING_CALLS is None:
-        return False
+        return None
     arch, calls = _KEYRING_CALLS
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     checks = ([(jge, _X32_SYSCALL_BIT)] if arch == 0xC000003E else []) + \
@@ -169,7 +166,18 @@ def deny_keyrings():
     program = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, _SECCOMP_EPERM), (ld, 0, 0, 0)]
     for index, (code, k) in enumerate(checks):
         program.append((code, len(checks) - index, 0, k))  # taken: to the EPERM at the end
-    program += [(ret, 0, 0, _SECCOMP_ALLOW), (ret, 0, 0, _SECCOMP_EPERM)]
+    return program + [(ret, 0, 0, _SECCOMP_ALLOW), (ret, 0, 0, _SECCOMP_EPERM)]
+
+
+def deny_keyrings():
+    """`keyring_filter` installed here, inherited by every process started from here on. Runs
+    of one jail share its user namespace, and with it uid 65534's user keyrings, which outlive
+    a run (and a process may hold its caller's session keyring): without this a candidate
+    could leave data for a later one (and request_key can make the kernel start a helper on
+    the host). Returns whether the filter is in place."""
+    program = keyring_filter()
+    if program is None:
+        return False
     filters = (_SockFilter * len(program))(*[_SockFilter(*line) for line in program])
     fprog = _SockFprog(len(program), filters)
     for attempt in (0, 1):

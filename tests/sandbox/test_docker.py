@@ -36,6 +36,17 @@ def test_container_limits_and_isolation(docker_sandbox, tmp_path):
     assert persistent.exit_code == 0 and (tmp_path / "here.txt").read_text() == "there\n"
 
 
+def test_collected_files_come_only_from_the_working_directory(docker_sandbox):
+    """The copy-out runs as root: a symlinked directory on a collected path (or a symlink as
+    the file) must not lead it to the image's /etc/shadow or PID 1's environment."""
+    command = ("ln -s /etc d; ln -s /proc/1 p; ln -s /etc/shadow s; mkdir -p sub; "
+               "echo mine > sub/ok.txt")
+    result = docker_sandbox.run(["sh", "-c", command], limits=LIMITS,
+                                collect=["d/shadow", "p/environ", "s", "sub/ok.txt"])
+    assert result.exit_code == 0, result.stderr
+    assert result.files == {"sub/ok.txt": b"mine\n"}
+
+
 def test_container_deadline_and_memory(docker_sandbox):
     slow = docker_sandbox.run(["sleep", "60"], limits=Limits(wall_time=1.5))
     assert slow.timed_out and slow.killed

@@ -109,7 +109,7 @@ def run_probe(sandbox, marker: Path, try_writes: bool = True) -> dict:
 ISOLATED = [pytest.param("local", marks=needs_userns), pytest.param("bwrap", marks=needs_bwrap)]
 
 
-def assert_isolated(seen: dict, name: str, pid_one: bool = True, keyrings: bool = True) -> None:
+def assert_isolated(seen: dict, name: str, pid_one: bool = True) -> None:
     # an unprivileged uid, no capabilities (not even in its own namespaces), no_new_privs
     assert seen["uid"] == seen["euid"] == 65534 and seen["gid"] == 65534, (name, seen)
     assert seen["cap_eff"] in (None, "0000000000000000") and seen["sethostname"] != "allowed"
@@ -118,8 +118,7 @@ def assert_isolated(seen: dict, name: str, pid_one: bool = True, keyrings: bool 
     assert not any(seen["seen"].values()), (name, seen["seen"])
     assert seen["docker"] != "allowed"
     # no kernel keyrings (runs of one fork server share a user namespace, and its keyrings)
-    if keyrings:
-        assert seen["keyring"] == "PermissionError", (name, seen["keyring"])
+    assert seen["keyring"] == "PermissionError", (name, seen["keyring"])
     # its own PID namespace and /proc (or an empty one where the kernel refuses a new
     # proc mount, as inside bubblewrap): the grader's memory is out of reach
     assert all(pid < 100 for pid in seen["pids"]) and seen["ppid_mem"] != "allowed"
@@ -134,8 +133,7 @@ def assert_isolated(seen: dict, name: str, pid_one: bool = True, keyrings: bool 
 @pytest.mark.parametrize("backend", ISOLATED)
 def test_spawned_run_reaches_only_its_own_files(backend, marker):
     sandbox = get_sandbox(backend, warm=False)
-    # a fresh bubblewrap is a user namespace of its own, with keyrings of its own
-    assert_isolated(run_probe(sandbox, marker), backend, keyrings=backend == "local")
+    assert_isolated(run_probe(sandbox, marker), backend)
 
 
 @pytest.mark.parametrize("backend", ISOLATED)
@@ -225,3 +223,31 @@ def test_a_candidate_leaves_nothing_in_a_keyring_for_a_later_one(backend):
     finally:
         sandbox.close()
     assert (later.passed, later.reason) == (False, "tests_failed"), later
+
+
+SESSION_KEYRING = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+KEYCTL = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+assert libc.syscall(KEYCTL, 1, None) >= 0  # KEYCTL_JOIN_SESSION_KEYRING: a new, anonymous one
+from rlvr_envs.sandbox import Limits, get_sandbox
+ADD = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n" \
+      "nr = {'x86_64': 248, 'aarch64': 217}[os.uname().machine]\n" \
+      "r = libc.syscall(nr, b'user', b'left', b'answers', 7, -3)\n" \
+      "print('added' if r >= 0 else 'errno %d' % ctypes.get_errno())\n"
+for backend in sys.argv[1:]:
+    sandbox = get_sandbox(backend, warm=False)
+    result = sandbox.run([sandbox.python, "-I", "-S", "-c", ADD], limits=Limits(wall_time=20))
+    print(backend, result.stdout.strip())
+"""
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_a_command_cannot_use_the_grader_s_session_keyring(backend):
+    """A grader started from a login or a systemd service holds a session keyring, which a
+    fresh bubblewrap keeps: every run would share it (a stdio sample could leave what it
+    learnt for the next). The keyring calls are refused to every run."""
+    done = subprocess.run([sys.executable, "-c", SESSION_KEYRING, backend], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [backend, "errno", "1"], done.stdout  # EPERM

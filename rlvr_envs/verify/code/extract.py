@@ -23,7 +23,7 @@ from rlvr_envs.verify.sections import ANSWER_CLOSE, ANSWER_OPEN, split_reasoning
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _PY_LABELS = {"python", "py", "python3", "py3"}
-_CODE_HINTS = re.compile(r"^\s*(def |class |import |from \S+ import |return\b|print\(|for |while |if )",
+_CODE_HINTS = re.compile(r"^[ \t]*(def |class |import |from \S+ import |return\b|print\(|for |while |if )",
                          re.M)
 
 

@@ -217,11 +217,27 @@ def same_value(a, b, float_tolerance=None):
     if type(a) is dict:
         if len(a) != len(b):
             return False
-        keys_of_b = {key: key for key in b}  # b's own key for each key: its type counts too
+        by_key = {_typed(key): value for key, value in b.items()}
         for key, value in a.items():
-            if key not in keys_of_b or type(key) is not type(keys_of_b[key]):
-                return False
-            if not same_value(value, b[key], float_tolerance):
+            typed = _typed(key)
+            if typed not in by_key or not same_value(value, by_key[typed], float_tolerance):
                 return False
         return True
+    if type(a) in (set, frozenset):  # elements as exact as anywhere else: {True} is not {1}
+        return len(a) == len(b) and {_typed(v) for v in a} == {_typed(v) for v in b}
     return a == b
+
+
+def _typed(value):
+    """A hashable value's type-tagged form, for set elements and dict keys: equal only where
+    `same_value` (without tolerance) would call the values equal."""
+    kind = type(value)
+    if kind is tuple:
+        return ("tuple", tuple(_typed(v) for v in value))
+    if kind is frozenset:
+        return ("frozenset", frozenset(_typed(v) for v in value))
+    if kind is float and value != value:
+        return ("float", "nan")
+    if kind is complex and (value.real != value.real or value.imag != value.imag):
+        return ("complex", repr(value))
+    return (kind.__name__, value)

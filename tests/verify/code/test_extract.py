@@ -150,3 +150,12 @@ def test_a_stdin_program_with_sample_blocks_after_it_is_graded(scorer):
     completion = ("```\nn = int(input())\nprint(n * 2)\n```\nExample input:\n```\n3\n```\n"
                   "Example output:\n```\n6\n```")
     assert scorer.score(task, completion).reward == 1.0
+
+
+@pytest.mark.timeout(60)  # a hang guard: the quadratic scan took minutes on this input
+@pytest.mark.parametrize("blank", ["\n", " \n", "\t\r\n"])
+def test_a_completion_of_blank_lines_is_no_code_without_a_quadratic_scan(blank):
+    """Looking for a line that starts like code once re-scanned every blank line after each
+    line start (`\\s` matches newlines): 30k newlines held the grader's process for 8 s."""
+    assert extract_code(blank * 300_000 + "x") is None
+    assert extract_code(blank * 300_000 + "def f():\n    return 1\n").endswith("return 1\n")

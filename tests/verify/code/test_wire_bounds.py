@@ -177,3 +177,25 @@ def test_a_candidate_returning_a_hash_flood_scores_bad_output(backend):
         sandbox.close()
     assert verdict.reason == "bad_output"
     assert "sharing one hash" in (verdict.first_failure or "")
+
+
+@pytest.mark.parametrize("got, expected", [
+    ({True, 2.0}, {1, 2}),                                    # set elements of other types
+    (frozenset({frozenset({True})}), frozenset({frozenset({1})})),
+    ({(1.0,): "a"}, {(1,): "a"}),                              # a tuple key's elements
+    ({1.0: "a"}, {1: "a"}),
+    ({("x", True)}, {("x", 1)}),
+])
+def test_set_elements_and_dict_keys_are_compared_with_their_types(got, expected):
+    """'Exact types' hold inside sets and dict keys too, as in lists: a candidate returning
+    {True, 2.0} for {1, 2} is wrong."""
+    assert not wire.same_value(got, expected)
+    assert wire.same_value(expected, expected)
+
+
+def test_equal_sets_and_dicts_stay_equal():
+    nan = float("nan")
+    assert wire.same_value({nan, 1.5}, {float("nan"), 1.5})
+    assert wire.same_value({0.0}, {-0.0})  # as 0.0 and -0.0 anywhere else
+    assert wire.same_value({(1, "a"): [1.0]}, {(1, "a"): [1.0000001]}, float_tolerance=1e-3)
+    assert wire.same_value(frozenset({(1, frozenset({"x"}))}), frozenset({(1, frozenset({"x"}))}))
