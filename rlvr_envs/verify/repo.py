@@ -12,7 +12,11 @@ code of the repository can be imported:
   import roots *after* the standard library (a `pdb.py` in the repo cannot stand in for it);
 - registers a plugin object (no module to find in `sys.modules`) that writes one line per
   test phase the moment it completes: a JSON record with a sequence number and an HMAC of
-  the key.
+  the key;
+- notes, before any test runs, the functions that decide a phase's verdict
+  (`TestReport.from_item_and_call`, `CallInfo.from_call`, the runner's `call_and_report`,
+  ...) and, before every record, says so when one was replaced (`{"tampered": name}`): the
+  run then counts as tampered.
 
 `read_stream` checks every line's MAC and the unbroken sequence; the first verdict of a test
 phase wins (a rewrite later, e.g. from an `atexit` hook, changes nothing); a bad MAC or a
@@ -43,10 +47,30 @@ _cwd = os.getcwd()
 sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
 _roots = [r for r in os.environ.pop("RLVR_IMPORT_ROOTS", "").split(os.pathsep) if r]
 import pytest
+import _pytest.reports, _pytest.runner
 
-def _plugin(fd, key):
+def _snapshot():
+    """What decides a test phase's verdict, as it is before any code of the repository runs
+    (each compared by identity before every record)."""
+    report, call, runner = _pytest.reports.TestReport, _pytest.runner.CallInfo, _pytest.runner
+    return [(name, owner, attr, vars(owner).get(attr)) for name, owner, attr in (
+        ("TestReport.from_item_and_call", report, "from_item_and_call"),
+        ("TestReport.__init__", report, "__init__"),
+        ("BaseReport.passed", _pytest.reports.BaseReport, "passed"),
+        ("BaseReport.failed", _pytest.reports.BaseReport, "failed"),
+        ("CallInfo.from_call", call, "from_call"),
+        ("runner.call_and_report", runner, "call_and_report"),
+        ("runner.call_runtest_hook", runner, "call_runtest_hook"),
+        ("runner.pytest_runtest_makereport", runner, "pytest_runtest_makereport"),
+        ("runner.runtestprotocol", runner, "runtestprotocol"))]
+
+def _plugin(fd, key, snapshot):
     import hashlib, hmac, json
     seq = [0]
+
+    def replaced():
+        return next((name for name, owner, attr, value in snapshot
+                     if vars(owner).get(attr) is not value), None)
 
     def emit(record):
         seq[0] += 1
@@ -59,6 +83,9 @@ def _plugin(fd, key):
 
     class Report:
         def pytest_runtest_logreport(self, report):
+            name = replaced()
+            if name is not None:  # code of the repository replaced how verdicts are made
+                emit({"tampered": name})
             outcome = report.outcome
             if hasattr(report, "wasxfail"):
                 outcome = "xfailed" if report.skipped else "xpassed"
@@ -79,6 +106,9 @@ def _plugin(fd, key):
                 emit({"id": item.nodeid, "when": "deselected", "outcome": "deselected"})
 
         def pytest_sessionfinish(self, session, exitstatus):
+            name = replaced()
+            if name is not None:
+                emit({"tampered": name})
             emit({"exitstatus": int(exitstatus)})
 
     return Report()
@@ -86,7 +116,7 @@ def _plugin(fd, key):
 _site = next((i for i, p in enumerate(sys.path)
               if p.rstrip("/").endswith(("site-packages", "dist-packages"))), len(sys.path))
 sys.path[_site:_site] = _roots
-_report = _plugin(_out, _key)
+_report = _plugin(_out, _key, _snapshot())
 del _key, _out
 raise SystemExit(pytest.main(sys.argv[1:], plugins=[_report]))
 '''
@@ -144,6 +174,9 @@ def read_stream(stdout: str, key: bytes) -> StreamReport:
             report.problem = "tampered_report"
             return report
         expected += 1
+        if "tampered" in record:  # the boot program saw pytest's verdict-making replaced
+            report.problem = report.problem or "tampered_report"
+            continue
         if "exitstatus" in record:
             if report.exitstatus is None:
                 report.exitstatus = record["exitstatus"]

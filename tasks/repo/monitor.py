@@ -11,8 +11,12 @@ every construct below that occurs more often after the change than before it:
 - frame and tracer introspection: `sys._getframe`, `inspect.currentframe` / `stack` /
   `getouterframes` / `getinnerframes`, `f_back`, `f_locals`, `f_globals`, `tb_frame`,
   `sys.settrace` / `setprofile`
-- `sys.modules` surgery (assignment, deletion, `pop` / `update` / `setdefault` / `clear`)
-- imports of `pytest`, `_pytest` or `pluggy` (also via `__import__` / `importlib`)
+- any use of `sys.modules` (a read finds pytest's modules as well as a write replaces them;
+  also `from sys import modules`, `sys.__dict__`, `vars(sys)`)
+- imports of `pytest`, `_pytest` or `pluggy` (also via `__import__` / `importlib`), and a
+  string naming one of them or a module inside (`"_pytest.reports"`)
+- a source encoding other than UTF-8 (a PEP 263 cookie such as utf-7 can turn a comment into
+  code; the file is read as Python reads it, by its cookie)
 - `builtins` patching (`__builtins__`, assignment to or `setattr` on `builtins`)
 - an `__eq__` / `__ne__` that returns a constant
 - `ctypes`, and dynamic code (`exec`, `eval`, `compile`, `__import__` / `import_module` of a
@@ -55,9 +59,32 @@ class Flag:
         return {"path": self.path, "construct": self.construct, "line": self.line}
 
 
-def _is_sys_modules(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "modules"
-            and isinstance(node.value, ast.Name) and node.value.id == "sys")
+def _is_sys_modules(node: ast.AST, sys_names: frozenset[str] = frozenset({"sys"})) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr in ("modules", "__dict__")
+            and isinstance(node.value, ast.Name) and node.value.id in sys_names)
+
+
+def _sys_names(tree: ast.AST) -> frozenset[str]:
+    """The names `sys` is bound to in a module (`import sys as _s`)."""
+    return frozenset({"sys"} | {alias.asname or alias.name for node in ast.walk(tree)
+                                if isinstance(node, ast.Import) for alias in node.names
+                                if alias.name == "sys"})
+
+
+def _names_pytest(text: str) -> bool:
+    return text.split(".")[0] in PYTEST_MODULES and all(
+        part.isidentifier() for part in text.split("."))
+
+
+def source_encoding(data: bytes) -> str:
+    """The encoding Python reads `data` with (its BOM or PEP 263 cookie; UTF-8 by default);
+    "invalid" for a cookie Python refuses."""
+    import io
+    import tokenize
+    try:
+        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except (SyntaxError, LookupError):
+        return "invalid"
 
 
 def _constant_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -67,14 +94,18 @@ def _constant_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             and isinstance(body[0].value, ast.Constant))
 
 
-def constructs(source: str) -> list[tuple[str, int]]:
+def constructs(source: str | bytes) -> list[tuple[str, int]]:
     """(construct, line) for every flagged construct in `source` ([] when it does not parse:
-    code that cannot be imported cannot tamper either)."""
+    code that cannot be imported cannot tamper either). Bytes are read as Python would import
+    them: by their BOM or coding cookie."""
+    found: list[tuple[str, int]] = []
+    if isinstance(source, bytes) and source_encoding(source) not in ("utf-8", "utf-8-sig"):
+        found.append(("source_encoding", 1))
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    found: list[tuple[str, int]] = []
+    except (SyntaxError, ValueError, LookupError, UnicodeDecodeError):
+        return found
+    sys_names = _sys_names(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -84,6 +115,9 @@ def constructs(source: str) -> list[tuple[str, int]]:
                 for alias in node.names:
                     if alias.name in _ATTR_FLAGS:
                         found.append((_ATTR_FLAGS[alias.name], line))
+            if isinstance(node, ast.ImportFrom) and node.module == "sys" and any(
+                    alias.name in ("modules", "__dict__") for alias in node.names):
+                found.append(("sys_modules_access", line))
             for name in names:
                 top = name.split(".")[0]
                 if top in PYTEST_MODULES:
@@ -99,19 +133,19 @@ def constructs(source: str) -> list[tuple[str, int]]:
             elif node.attr == "stack" and isinstance(node.value, ast.Name) \
                     and node.value.id == "inspect":
                 found.append(("frame_inspection", line))
-            elif node.attr in ("pop", "update", "setdefault", "clear", "__setitem__",
-                               "__delitem__") and _is_sys_modules(node.value):
-                found.append(("sys_modules_surgery", line))
+            elif _is_sys_modules(node, sys_names):
+                found.append(("sys_modules_access", line))
             elif node.attr == "register" and isinstance(node.value, ast.Name) \
                     and node.value.id == "atexit":
                 found.append(("atexit", line))
         elif isinstance(node, ast.Name) and node.id == "__builtins__":
             found.append(("builtins_patching", line))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                _names_pytest(node.value):
+            found.append(("imports_pytest", line))
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
-                if isinstance(target, ast.Subscript) and _is_sys_modules(target.value):
-                    found.append(("sys_modules_surgery", line))
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == "builtins":
                     found.append(("builtins_patching", line))
@@ -129,6 +163,9 @@ def constructs(source: str) -> list[tuple[str, int]]:
             first = node.args[0] if node.args else None
             if name in _DYNAMIC and isinstance(func, ast.Name):
                 found.append(("dynamic_code", line))
+            elif name == "vars" and isinstance(func, ast.Name) and isinstance(first, ast.Name) \
+                    and first.id in sys_names:
+                found.append(("sys_modules_access", line))
             elif name in ("__import__", "import_module"):
                 if isinstance(first, ast.Constant) and isinstance(first.value, str):
                     top = first.value.split(".")[0]
@@ -154,9 +191,8 @@ def flag_changes(written: Mapping[str, bytes | str], base_sources: Mapping[str, 
         data = written.get(rel)
         if not rel.endswith((".py", ".pyw")) or not isinstance(data, bytes):
             continue
-        after = constructs(data.decode("utf-8", "replace"))
-        before = Counter(c for c, _ in constructs(
-            base_sources.get(rel, b"").decode("utf-8", "replace")))
+        after = constructs(data)
+        before = Counter(c for c, _ in constructs(base_sources.get(rel, b"")))
         counts = Counter(c for c, _ in after)
         for construct, count in sorted(counts.items()):
             if count > before.get(construct, 0):
