@@ -40,6 +40,8 @@ def _record_from_text(text: str) -> Mapping[str, Any] | None:
         value = json.loads(text)
     except json.JSONDecodeError:
         return None
+    except RecursionError:
+        raise ValueError(f"a label nested too deeply to read: {text[:60]!r}...") from None
     return value if isinstance(value, Mapping) and "prompt" in value and "answer" in value else None
 
 

@@ -63,6 +63,8 @@ def item_for_label(label: Any, response: str, default_env: str,
             routed = json.loads(label)
         except json.JSONDecodeError:
             routed = label
+        except RecursionError:
+            raise ValueError(f"a label nested too deeply to read: {label[:60]!r}...") from None
     if isinstance(routed, Mapping) and "env" in routed:
         env_id = routed["env"]
         env_kwargs = routed.get("env_kwargs") or None

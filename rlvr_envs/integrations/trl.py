@@ -40,15 +40,23 @@ def completion_text(completion: Any) -> str:
                 raise TypeError(f"a conversational completion is a list of message dicts; got "
                                 f"an item of type {type(message).__name__}")
             if message.get("role", "assistant") == "assistant":
-                content = message.get("content") or ""
-                parts.append(content if isinstance(content, str) else _text_parts(content))
+                parts.append(_content_text(message.get("content")))
         return "".join(parts)
     raise TypeError(f"a completion must be a str or a list of messages, got "
                     f"{type(completion).__name__}")
 
 
-def _text_parts(content: Sequence[Any]) -> str:
-    return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+def _content_text(content: Any) -> str:
+    """A message's text: its content string, or the text of a list of parts (strings, or
+    dicts with a "text" string; other parts, such as images, hold none)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, Sequence):
+        return "".join(part if isinstance(part, str) else
+                       part.get("text") if isinstance(part, Mapping) and
+                       isinstance(part.get("text"), str) else "" for part in content)
+    raise TypeError(f"a message's content must be a str or a list of parts, got "
+                    f"{type(content).__name__}")
 
 
 class EnvReward:

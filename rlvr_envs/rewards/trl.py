@@ -46,7 +46,7 @@ def task_from_column(value: Any) -> Task:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise ValueError(f"the task column holds a string that is not a JSON task record: "
                              f"{value[:80]!r}") from None
     if isinstance(value, dict):
@@ -106,6 +106,8 @@ class FormatReward:
         self.answer_format, self.thinking, self.weight = answer_format, thinking, weight
 
     def __call__(self, prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        if len(prompts) != len(completions):
+            raise ValueError(f"got {len(prompts)} prompts for {len(completions)} completions")
         out = []
         for prompt, completion in zip(prompts, completions):
             mode = self.thinking
@@ -234,7 +236,8 @@ class HackingMonitor:
                  log_metric: Callable[[str, float], None] | None = None, **_: Any
                  ) -> list[float]:
         texts = [completion_text(c) for c in completions]
-        lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else None
+        lengths = measure_lengths(texts, token_ids=completion_ids) \
+            if completion_ids is not None else None
         flags = [hacking_flags(t, max_length=self.max_length,
                                length=None if lengths is None else lengths[i])
                  for i, t in enumerate(texts)]

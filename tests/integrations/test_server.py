@@ -93,6 +93,9 @@ def test_large_completions_score_and_oversized_bodies_are_refused(client):
     ({"query": ["a"]}, "labels"),
     ({"query": "a", "labels": ["1"]}, "list"),
     ({"responses": ["a"], "labels": [""]}, "empty"),
+    ({"responses": ["\\boxed{3}"],  # a label nested past the JSON parser's depth: 422, not 500
+      "labels": ['{"env": "rlvr/Math-v0", "task": ' + "[" * 3000 + "]" * 3000 + "}"]},
+     "nested too deeply"),
 ])
 def test_malformed_requests_get_422_with_a_reason(client, body, fragment):
     reply = client.post("/score", json=body)

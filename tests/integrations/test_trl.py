@@ -90,6 +90,22 @@ def test_completion_text_forms():
                             {"role": "assistant", "content": [{"type": "text", "text": "b"}]}]) == "ab"
     with pytest.raises(TypeError, match="str or a list of messages"):
         completion_text(3)
+    # content as chat templates write it: bare strings, text parts, parts without text
+    assert completion_text([{"role": "assistant", "content": ["\\boxed{3}"]}]) == "\\boxed{3}"
+    assert completion_text([{"role": "assistant",
+                             "content": [{"type": "text", "text": None}, {"type": "image"},
+                                         {"type": "text", "text": "x"}]}]) == "x"
+    assert completion_text([{"role": "assistant", "content": None}]) == ""
+    with pytest.raises(TypeError, match="content must be a str or a list of parts, got int"):
+        completion_text([{"role": "assistant", "content": 3}])
+
+
+def test_shaping_rewards_refuse_batches_whose_columns_differ_in_length():
+    from rlvr_envs.rewards.trl import FormatReward, HackingMonitor
+    with pytest.raises(ValueError, match="2 prompts for 3 completions"):
+        FormatReward()(["p", "p"], ["a", "b", "c"])
+    with pytest.raises(ValueError, match="1 token id lists for 2 completions"):
+        HackingMonitor()(["p", "p"], ["a", "b"], completion_ids=[[1, 2]])
 
 
 @pytest.mark.slow
