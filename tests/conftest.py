@@ -1,10 +1,13 @@
-"""Shared fixtures. `docker_image`: the Docker sandbox image, built once per session when
+"""Shared fixtures. `busy_machine`: CPU hogs beside a test. `docker_image`: the Docker sandbox image, built once per session when
 missing; tests that use it skip with the reason when no engine is reachable, or fail instead
 when RLVR_REQUIRE_DOCKER=1 (CI sets it, so Docker tests really run there)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -62,3 +65,21 @@ def rlvr_cli(capsys):
         captured = capsys.readouterr()
         return CliResult(code, captured.out, captured.err)
     return invoke
+
+
+@pytest.fixture
+def busy_machine():
+    """Two busy processes pinned to each CPU this process may use, each in a session of its
+    own (as other workers of a training job would be): a run gets at most a third of a CPU."""
+    hogs = []
+    for cpu in sorted(os.sched_getaffinity(0)):
+        for _ in range(2):
+            hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                   start_new_session=True)
+            os.sched_setaffinity(hog.pid, {cpu})
+            hogs.append(hog)
+    time.sleep(0.2)
+    yield
+    for hog in hogs:
+        hog.kill()
+        hog.wait()

@@ -26,7 +26,9 @@ def serve_command(
                              "or --insecure"),
     port: int = typer.Option(8000, min=0, max=65535, help="port"),
     workers: int | None = typer.Option(None, min=1, help="scoring processes (default: CPU count)"),
-    item_timeout: float = typer.Option(30.0, help="seconds before one completion scores 0"),
+    item_timeout: float = typer.Option(
+        30.0, help="seconds before one completion scores 0 (more on a busy machine: the time "
+                   "it waited for a CPU is not counted, up to 10x)"),
     max_body_mb: float = typer.Option(32.0, help="larger request bodies get 413"),
     token: str | None = typer.Option(None, envvar="RLVR_SERVER_TOKEN",
                                         help="require this bearer token (or ?token=)"),

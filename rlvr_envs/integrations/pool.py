@@ -2,7 +2,9 @@
 
 Each worker is a spawned process (the server's event loop and threads are never forked) fed
 one item at a time over a pipe. The deadline runs from the moment a worker takes the item, so
-a long queue never turns into false timeouts. A worker that overruns is killed and only its
+a long queue never turns into false timeouts, and it moves on by the time the machine's tasks
+waited for a CPU meanwhile (`StallClock`, at most 10× the limit), so a busy machine does not
+turn a slow verdict into a 0. A worker that overruns is killed and only its
 item scores 0 ("server_timeout"); a worker that dies mid-item (a verifier crash, the OOM
 killer) likewise ("worker_crashed"). A spare that has already booted takes the place of a
 killed worker at once, and a new spare starts booting. A worker starts the
@@ -33,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rlvr_envs.integrations.scoring import ScoreItem, cached_env, error_record, score_item
+from rlvr_envs.sandbox.cpu_wait import StallClock
 
 Work = Callable[[Any], dict[str, Any]]
 #: seconds a fresh worker may take to import and build its default env
@@ -159,8 +162,9 @@ class _Worker:
         self.ready = False
 
     def run(self, item: Any, timeout: float) -> dict[str, Any]:
-        """Blocking: send the item, wait up to `timeout` s for its result. The deadline starts
-        once the worker has booted (imports, default env built), not while it boots."""
+        """Blocking: send the item, wait up to `timeout` s for its result (more on a busy
+        machine: `StallClock`). The deadline starts once the worker has booted (imports,
+        default env built), not while it boots."""
         try:
             if not self.ready:
                 if not self.conn.poll(BOOT_TIMEOUT) or self.conn.recv() != "ready":
@@ -169,9 +173,11 @@ class _Worker:
             self.conn.send(item)
         except (EOFError, OSError) as err:
             raise _DeadBeforeSend from err
+        clock = StallClock(timeout)
         try:
-            if not self.conn.poll(timeout):
-                raise _Overran
+            while not self.conn.poll(max(0.0, clock.remaining())):
+                if clock.remaining() <= 0:
+                    raise _Overran
             return self.conn.recv()
         except (EOFError, OSError) as err:
             raise _Died from err

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,9 +26,11 @@ from rlvr_envs.integrations.scoring import (
     ScoreItem,
     error_record,
     kwargs_key,
+    score_item,
     score_items,
     to_jsonable,
 )
+from rlvr_envs.sandbox.cpu_wait import StallClock
 
 
 def connect(address: str | None = None, **init_kwargs: Any) -> None:
@@ -72,22 +74,48 @@ class RayBatchScorer:
 
 
 class RayScoringBackend:
-    """The server's scoring backend on Ray: one task per item, each with a deadline."""
+    """The server's scoring backend on Ray: one task per item, each with a deadline.
+
+    At most `max_in_flight` items (default: the cluster's CPUs when first used) are on the
+    cluster at once, and an item's deadline starts when it is sent: time an item would spend
+    queued inside Ray behind a large batch is spent here instead, where it counts against
+    nothing (the local pool's rule). The deadline moves on by the time this machine's tasks
+    waited for a CPU meanwhile (`StallClock`); the cluster's other nodes are not watched."""
 
     recycled = 0
 
-    def __init__(self, item_timeout: float = 30.0):
-        self.item_timeout = item_timeout
+    def __init__(self, item_timeout: float = 30.0, *, max_in_flight: int | None = None,
+                 work: Callable[[ScoreItem], dict[str, Any]] = score_item):
+        if item_timeout <= 0:
+            raise ValueError(f"item_timeout must be > 0 seconds, got {item_timeout}")
+        if max_in_flight is not None and max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
+        self.item_timeout, self.max_in_flight = item_timeout, max_in_flight
+        # no retry: an item that crashed its worker would crash the next three as well
+        self._task = ray.remote(max_retries=0)(work)
+        self._slots: asyncio.Semaphore | None = None  # made on the running loop
+
+    def _in_flight_slots(self) -> asyncio.Semaphore:
+        if self._slots is None:
+            if self.max_in_flight is None:
+                self.max_in_flight = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            self._slots = asyncio.Semaphore(self.max_in_flight)
+        return self._slots
 
     async def _one(self, item: ScoreItem) -> dict[str, Any]:
-        ref = _remote_score_items.remote([item])
-        try:
-            return (await asyncio.wait_for(asyncio.wrap_future(ref.future()), self.item_timeout))[0]
-        except asyncio.TimeoutError:
-            ray.cancel(ref, force=True)
-            return error_record("server_timeout", f"scoring took longer than {self.item_timeout:g} s")
-        except ray.exceptions.RayError as err:
-            return error_record("worker_crashed", f"{type(err).__name__}: {err}")
+        async with self._in_flight_slots():
+            ref = self._task.remote(item)
+            clock = StallClock(self.item_timeout)
+            result = asyncio.wrap_future(ref.future())
+            try:
+                while not (await asyncio.wait({result}, timeout=max(0.0, clock.remaining())))[0]:
+                    if clock.remaining() <= 0:
+                        ray.cancel(ref, force=True)
+                        return error_record("server_timeout",
+                                            f"scoring took longer than {self.item_timeout:g} s")
+                return result.result()
+            except ray.exceptions.RayError as err:
+                return error_record("worker_crashed", f"{type(err).__name__}: {err}")
 
     async def score(self, items: Sequence[ScoreItem]) -> list[dict[str, Any]]:
         return list(await asyncio.gather(*(self._one(item) for item in items)))

@@ -137,3 +137,45 @@ class RunClock:
         self.sample()
         left = self.deadline - time.monotonic()
         return left if left <= 0 else max(left, MIN_STEP)
+
+
+def cpu_stall_seconds(path: str = "/proc/pressure/cpu") -> float | None:
+    """Seconds since boot in which at least one runnable task of the machine (of the cgroup,
+    for a cgroup's `cpu.pressure`) waited for a CPU: the kernel's pressure stall information,
+    "some" line; None where the kernel does not keep it."""
+    try:
+        with open(path, "rb") as fh:
+            return int(fh.readline().rsplit(b"total=", 1)[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class StallClock:
+    """A deadline of `limit` seconds that moves on by the time the machine's tasks waited for a
+    CPU meanwhile (`cpu_stall_seconds`), never past `BACKSTOP × limit`: the deadline of work
+    whose processes are not known one by one (a scoring worker and whatever it starts), so
+    that a busy machine does not turn slow work into a timeout. Where the kernel keeps no
+    stall count, the wall clock."""
+
+    def __init__(self, limit: float, stalled: Callable[[], float | None] = cpu_stall_seconds):
+        self.limit, self.stalled = limit, stalled
+        self.started = time.monotonic()
+        self.stall_at_start = stalled()
+        self.waited = 0.0
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.limit + self.waited
+
+    def remaining(self) -> float:
+        """Seconds left; at the deadline the stall count is read again, which may give more."""
+        left = self.deadline - time.monotonic()
+        if left > 0 or self.stall_at_start is None:
+            return left
+        now_stalled = self.stalled()
+        if now_stalled is not None:
+            self.waited = min(max(self.waited, now_stalled - self.stall_at_start),
+                              (BACKSTOP - 1.0) * self.limit)
+        left = self.deadline - time.monotonic()
+        return left if left <= 0 else max(left, MIN_STEP)
+

@@ -12,3 +12,12 @@ def hostile_or_fine(item):
         os._exit(3)  # a worker dying the way a segfaulting verifier would
     return {"ok": True, "reward": 1.0, "correct": True, "verifier": "fine", "pid": os.getpid(),
             "finished": time.monotonic()}  # one clock for every process on the machine
+
+
+def spin(item):
+    """`("spin", seconds)`: that much CPU in this process, then a record."""
+    _, seconds = item
+    began = time.process_time()
+    while time.process_time() - began < seconds:
+        pass
+    return {"ok": True, "reward": 1.0, "correct": True, "verifier": "fine", "pid": os.getpid()}

@@ -9,10 +9,11 @@ import time
 import httpx
 import psutil
 import pytest
-from pool_helpers import hostile_or_fine
+from pool_helpers import hostile_or_fine, spin
 from server_helpers import start_rlvr_serve
 
 from rlvr_envs.integrations.pool import ScoringPool
+from rlvr_envs.sandbox.cpu_wait import cpu_stall_seconds
 
 pytestmark = pytest.mark.slow  # worker processes, deadlines of seconds each
 
@@ -49,6 +50,23 @@ def test_queue_wait_does_not_count_against_the_deadline():
             pool.shutdown()
 
     assert [r["verifier"] for r in asyncio.run(scenario())] == ["fine"] * 4
+
+
+def test_a_busy_machine_does_not_turn_slow_work_into_a_timeout(busy_machine):
+    """0.6 s of CPU behind a 1 s deadline, beside two busy processes per CPU (the item gets
+    about a third of a CPU: ~1.8 s of wall time): the deadline moves by the time the machine's
+    tasks waited for a CPU, so the item is scored, not timed out."""
+    async def scenario():
+        pool = ScoringPool(1, item_timeout=1.0, work=spin)
+        try:
+            await pool.score([("spin", 0.0)])  # the worker has booted
+            return await pool.score([("spin", 0.6)])
+        finally:
+            pool.shutdown()
+
+    if cpu_stall_seconds() is None:
+        pytest.skip("this kernel keeps no CPU pressure count (/proc/pressure/cpu)")
+    assert [r["verifier"] for r in asyncio.run(scenario())] == ["fine"]
 
 
 def test_a_heavy_request_takes_turns_with_a_later_light_one():

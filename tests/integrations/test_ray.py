@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -9,9 +11,10 @@ ray = pytest.importorskip("ray", reason="the `ray` extra is not installed")
 pytestmark = pytest.mark.slow  # starts a local Ray cluster
 
 from fastapi.testclient import TestClient
+import pool_helpers
 from server_helpers import gold_of
 
-from rlvr_envs.integrations.ray import RayBatchScorer, RayVectorEnv
+from rlvr_envs.integrations.ray import RayBatchScorer, RayScoringBackend, RayVectorEnv
 from rlvr_envs.integrations.server import ServerConfig, create_app
 from rlvr_envs.integrations.trl import grpo_dataset
 
@@ -76,3 +79,23 @@ def test_server_on_ray_scores_and_runs_sessions():
         assert step["reward"] == 1.0 and step["terminated"]
         assert client.delete(f"/session/{opened['session_id']}").status_code == 200
     assert np.isfinite(reply["rewards"]).all()
+
+
+def test_ray_backend_deadline_does_not_count_the_queue_behind_a_batch():
+    """Six 0.6 s items on a 2-CPU cluster, 1.5 s each: the last ones would wait 1.2 s inside
+    Ray, so a deadline counted from submission timed them out; items are sent as CPUs free
+    up and each deadline starts then. A stuck item still times out, alone."""
+    ray.cloudpickle.register_pickle_by_value(pool_helpers)  # the workers cannot import tests/
+    backend = RayScoringBackend(item_timeout=1.5, work=pool_helpers.hostile_or_fine)
+
+    async def scenario():
+        await backend.score([("ok", 0)] * 2)  # Ray's worker processes have started
+        return await backend.score([("sleep", 0.6)] * 6), await backend.score(
+            [("sleep", 30), ("ok", 0), ("crash", 0)])
+
+    queued, mixed = asyncio.run(scenario())
+    assert backend.max_in_flight == 2
+    assert [r["verifier"] for r in queued] == ["fine"] * 6
+    assert [r["verifier"] for r in mixed] == ["server_timeout", "fine", "worker_crashed"]
+    assert mixed[0]["reward"] == mixed[2]["reward"] == 0.0
+

@@ -14,7 +14,15 @@ import pytest
 from rlvr_envs.sandbox import Limits, get_sandbox
 from rlvr_envs.sandbox.bwrap import bwrap_problem
 from rlvr_envs.sandbox.cgroup import RunCgroup
-from rlvr_envs.sandbox.cpu_wait import BACKSTOP, RunClock, process_tree, thread_times
+from rlvr_envs.sandbox import cpu_wait
+from rlvr_envs.sandbox.cpu_wait import (
+    BACKSTOP,
+    RunClock,
+    StallClock,
+    cpu_stall_seconds,
+    process_tree,
+    thread_times,
+)
 from rlvr_envs.verify.code.grader import grade_check, grade_stdio
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None,
@@ -39,24 +47,6 @@ def expected(n: int) -> int:
     scope: dict = {}
     exec(LOOP, scope)
     return scope["work"](n)
-
-
-@pytest.fixture
-def busy_machine():
-    """Two busy processes pinned to each CPU this process may use, each in a session of its
-    own (as other workers of a training job would be): a run gets at most a third of a CPU."""
-    hogs = []
-    for cpu in sorted(os.sched_getaffinity(0)):
-        for _ in range(2):
-            hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                   start_new_session=True)
-            os.sched_setaffinity(hog.pid, {cpu})
-            hogs.append(hog)
-    time.sleep(0.2)
-    yield
-    for hog in hogs:
-        hog.kill()
-        hog.wait()
 
 
 @pytest.fixture(params=["local", pytest.param("bwrap", marks=needs_bwrap)])
@@ -254,3 +244,53 @@ def test_work_hidden_in_children_the_kernel_reaps_gets_no_more_than_its_limit(sa
     verdict = grade_check(sandbox, HIDDEN_WORK, test="def check(c):\n    assert c(14) == 14\n",
                           entry="work", limits=Limits(wall_time=limit, max_processes=16))
     assert verdict.reason == "timeout", verdict
+
+
+class FakeTime:
+    def __init__(self):
+        self.now = 100.0
+
+    def monotonic(self):
+        return self.now
+
+
+@pytest.fixture
+def fake_time(monkeypatch):
+    clock = FakeTime()
+    monkeypatch.setattr(cpu_wait.time, "monotonic", clock.monotonic)
+    return clock
+
+
+def test_stall_clock_moves_by_the_machines_cpu_stall_and_no_further_than_the_backstop(fake_time):
+    stalled = [50.0]
+    clock = StallClock(2.0, stalled=lambda: stalled[0])
+    fake_time.now += 1.0
+    assert clock.remaining() == pytest.approx(1.0)
+    fake_time.now += 1.5  # past the plain deadline, tasks waited 1 s for a CPU meanwhile
+    stalled[0] += 1.0
+    assert clock.remaining() == pytest.approx(0.5)
+    fake_time.now += 0.5  # no more waiting: the deadline holds
+    assert clock.remaining() <= 0
+    stalled[0] += 1000.0  # an oversubscribed machine: at most BACKSTOP × the limit in all
+    assert clock.remaining() > 0
+    assert clock.deadline - clock.started == pytest.approx(BACKSTOP * 2.0)
+    fake_time.now = clock.started + BACKSTOP * 2.0
+    stalled[0] += 1000.0
+    assert clock.remaining() <= 0
+
+
+def test_stall_clock_without_a_stall_count_is_the_wall_clock(fake_time):
+    clock = StallClock(1.0, stalled=lambda: None)
+    fake_time.now += 1.0
+    assert clock.remaining() <= 0
+
+
+def test_cpu_stall_seconds_reads_the_some_line(tmp_path):
+    pressure = tmp_path / "cpu"
+    pressure.write_text("some avg10=0.54 avg60=1.17 avg300=1.57 total=4038650065\n"
+                        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    assert cpu_stall_seconds(str(pressure)) == pytest.approx(4038.650065)
+    assert cpu_stall_seconds(str(tmp_path / "missing")) is None
+    pressure.write_text("garbage")
+    assert cpu_stall_seconds(str(pressure)) is None
+
