@@ -10,8 +10,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed")
 pytestmark = pytest.mark.slow  # starts a local Ray cluster
 
-from fastapi.testclient import TestClient
 import pool_helpers
+from fastapi.testclient import TestClient
 from server_helpers import gold_of
 
 from rlvr_envs.integrations.ray import RayBatchScorer, RayScoringBackend, RayVectorEnv

@@ -11,10 +11,9 @@ import time
 
 import pytest
 
-from rlvr_envs.sandbox import Limits, get_sandbox
+from rlvr_envs.sandbox import Limits, cpu_wait, get_sandbox
 from rlvr_envs.sandbox.bwrap import bwrap_problem
 from rlvr_envs.sandbox.cgroup import RunCgroup
-from rlvr_envs.sandbox import cpu_wait
 from rlvr_envs.sandbox.cpu_wait import (
     BACKSTOP,
     RunClock,
