@@ -25,12 +25,21 @@ from rlvr_envs.integrations.scoring import ScoreItem, error_record, kwargs_key, 
 PROMPT_NOT_IN_QUERY = "prompt_not_in_query"
 
 
+#: where an assistant turn starts in the chat templates of common model families (ChatML:
+#: Qwen, SmolLM; Llama 3; DeepSeek; Llama 2 / Mistral; Gemma; Phi-3)
+ASSISTANT_TURN_MARKERS = ("<|im_start|>assistant", "<|start_header_id|>assistant<|end_header_id|>",
+                          "<｜Assistant｜>", "[/INST]", "<start_of_turn>model", "<|assistant|>")
+
+
 def response_from_query(query: str, prompt: str | None) -> str | None:
     """The model's response inside an OpenRLHF query: what follows the prompt. None when the
     prompt is given but absent (scoring the whole query would let the prompt's own example
-    answers count)."""
+    answers count). Without a prompt, what follows the last assistant-turn marker of a known
+    chat template (`ASSISTANT_TURN_MARKERS`), or the whole query where it has none."""
     if not prompt:
-        return query
+        cut = max((at + len(marker) for marker in ASSISTANT_TURN_MARKERS
+                   if (at := query.rfind(marker)) >= 0), default=0)
+        return query[cut:]
     if query.startswith(prompt):
         return query[len(prompt):]
     at = query.find(prompt)

@@ -132,3 +132,20 @@ def test_numeric_label_text():
                                                                      "1000000000000000000000"]
     with pytest.raises(ValueError, match="finite"):
         numeric_label(float("nan"))
+
+
+@pytest.mark.parametrize("template, reply", [
+    (PROMPT, "It is \\boxed{41}."),
+    ("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\ne.g. \\boxed{42}<|eot_id|>"
+     "<|start_header_id|>assistant<|end_header_id|>\n\n", "It is \\boxed{41}."),
+    ("<｜begin▁of▁sentence｜><｜User｜>e.g. \\boxed{42}<｜Assistant｜>", "<think>x</think>\\boxed{41}"),
+    ("<s>[INST] e.g. \\boxed{42} [/INST]", " \\boxed{41}"),
+])
+def test_a_query_without_its_prompt_is_cut_at_the_last_assistant_turn(template, reply):
+    """OpenRLHF may send no prompts: the prompt's own example answer (\\boxed{42}, the gold)
+    must not be scored, so the response starts after the chat template's assistant marker."""
+    for prompt in (None, ""):
+        assert openrlhf_module.response_from_query(template + reply, prompt).strip() == reply.strip()
+    rewards = openrlhf_module.reward_func([template + reply], [""], ["42"])["rewards"]
+    assert list(rewards) == [0.0]
+    assert openrlhf_module.response_from_query("plain \\boxed{42}", None) == "plain \\boxed{42}"
