@@ -7,14 +7,18 @@ each with exact rational arithmetic (sympy):
 - "correct": both sides are equal (numbers), or the equality is an identity (symbols);
 - "wrong": both sides are numbers and differ (decimals are allowed the rounding they show);
 - "unchecked": not a closed computation (an equation to solve like `2x + 3 = 7`, a side cut
-  short by words such as "50% of 80 = 40", or too large to evaluate safely).
+  short by words such as "50% of 80 = 40", a side restated as it is like `2 = 2`, or too large
+  to evaluate safely).
 
 Expressions are parsed with Python's `ast` into a whitelist of nodes (numbers, single-letter
 symbols, + - * / ^, parentheses) and never `eval`ed, so a hostile completion cannot run code;
 sizes are capped so it cannot hang the grader either.
 
-process reward = min (or mean) of the checked steps' verdicts (1 correct, 0 wrong), and
-`no_steps_reward` (default 0) when nothing checkable was written.
+process reward = min (or mean) of the distinct checked steps' verdicts (1 correct, 0 wrong),
+and `no_steps_reward` (default 0) when nothing checkable was written. It rewards correct
+computation, not a correct answer: alone, true but idle steps ("1 + 1 = 2") earn it, so an env
+gives it only to a completion that commits to one final answer (`ShapedScorer`) and mixes it
+with the outcome ("mix").
 """
 
 from __future__ import annotations
@@ -255,7 +259,9 @@ def extract_steps(reasoning: str) -> list[StepVerdict]:
             if any(not re.search(r"[0-9A-Za-z]", side) for side in sides):
                 continue
             for k, (lhs, rhs) in enumerate(zip(sides, sides[1:])):
-                cut = (k == 0 and cut_start) or (k == len(sides) - 2 and cut_end)
+                # a side cut short by words, or one restated as it is ("2 = 2"), checks nothing
+                cut = (k == 0 and cut_start) or (k == len(sides) - 2 and cut_end) or \
+                    lhs.replace(" ", "") == rhs.replace(" ", "")
                 steps.append(StepVerdict(lhs, rhs, "unchecked" if cut else judge(lhs, rhs),
                                          number))
                 if len(steps) >= MAX_STEPS:
@@ -265,10 +271,13 @@ def extract_steps(reasoning: str) -> list[StepVerdict]:
 
 def process_reward(steps: Sequence[StepVerdict], aggregation: str = "min",
                    no_steps_reward: float = 0.0) -> float:
-    """min or mean of the checked steps (1 correct, 0 wrong); `no_steps_reward` if none."""
+    """min or mean of the distinct checked steps (1 correct, 0 wrong); `no_steps_reward` if
+    none."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {list(AGGREGATIONS)}, got {aggregation!r}")
-    values = [1.0 if s.verdict == "correct" else 0.0 for s in steps if s.verdict != "unchecked"]
+    # each distinct step once: repeating a true step does not outweigh a wrong one ("mean")
+    distinct = {(s.lhs, s.rhs): s.verdict for s in steps if s.verdict != "unchecked"}
+    values = [1.0 if verdict == "correct" else 0.0 for verdict in distinct.values()]
     if not values:
         return float(no_steps_reward)
     return min(values) if aggregation == "min" else sum(values) / len(values)

@@ -5,7 +5,8 @@ their mix) and the shaping components; the reward stays `sum(breakdown.values())
 (`env.scorer`), a trainer and a reward server all see the same shaped reward. Components:
 
 - correctness  the family verifier on the answer section (x (1 - process_weight) in "mix")
-- process      the step verifier's reward ("process": alone; "mix": x process_weight)
+- process      the step verifier's reward ("process": alone; "mix": x process_weight); 0 for a
+               completion with no single final answer (outcome "no_answer" or "hedged")
 - format       format_reward x R1 format verdict (0/1), in the episode's thinking mode
 - overlong     weight x DAPO soft overlong punishment; `info["truncated"]` flags the cut ones
 - thinking_budget  penalty for reasoning beyond the budget
@@ -30,6 +31,9 @@ from rlvr_envs.rewards.process import AGGREGATIONS, verify_steps
 from rlvr_envs.rewards.thinking import ThinkingBudget, episode_mode, thinking_budget_penalty
 
 REWARD_MODES = ("outcome", "process", "mix")
+#: outcome verdicts of a completion that gave no single final answer: its steps earn nothing
+#: (else a run of true but idle steps, "1 + 1 = 2", would earn the process reward alone)
+UNCOMMITTED = ("no_answer", "hedged")
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,8 @@ class ShapedScorer(Scorer):
             breakdown.update({k: keep * v for k, v in outcome.breakdown.items()})
         if config.reward_mode != "outcome":
             process = verify_steps(completion, config.process_aggregation)
+            if outcome.verifier in UNCOMMITTED:  # steps only earn credit toward an answer
+                process = {**process, "reward": 0.0, "withheld": outcome.verifier}
             weight = 1.0 if config.reward_mode == "process" else config.process_weight
             breakdown["process"] = weight * process["reward"]
             details["process"] = process

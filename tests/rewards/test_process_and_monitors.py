@@ -44,6 +44,10 @@ def test_process_reward_aggregation():
         process_reward(steps, "max")
     result = verify_steps("1+1 = 2")
     assert result["reward"] == 1.0 and result["checked"] == 1 and result["steps"][0]["verdict"] == "correct"
+    # repeating a true step does not outweigh a wrong one; a restated side checks nothing
+    padded = extract_steps("1+1 = 2\n" * 50 + "2+2 = 5")
+    assert process_reward(padded, "mean") == 0.5
+    assert [s.verdict for s in extract_steps("2 = 2\nx + 1 = x + 1")] == ["unchecked"] * 2
 
 
 def test_hacking_flags():

@@ -53,6 +53,18 @@ def test_process_modes():
     assert mix.reward == pytest.approx(0.875)
 
 
+def test_process_credit_needs_one_final_answer():
+    """True but idle steps earn no process reward without a committed answer (the reward
+    would otherwise be had by writing "1 + 1 = 2" many times), nor for a hedge."""
+    scorer = ShapedScorer(MathScorer(), reward_mode="process")
+    idle = scorer.score(TASK, "1 + 1 = 2\n" * 1000)
+    assert idle.reward == 0.0 and idle.details["process"]["withheld"] == "no_answer"
+    hedge = scorer.score(TASK, "6*7 = 42\n\\boxed{41} or \\boxed{42}")
+    assert hedge.reward == 0.0 and hedge.details["process"]["withheld"] == "hedged"
+    committed = scorer.score(TASK, "6*7 = 42\n\\boxed{42}")
+    assert committed.reward == 1.0 and "withheld" not in committed.details["process"]
+
+
 def test_overlong_budget_and_monitors():
     scorer = ShapedScorer(MathScorer(), overlong=(40, 10), thinking_budget=(5, 0.3),
                           monitors=True)
