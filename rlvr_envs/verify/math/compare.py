@@ -21,6 +21,7 @@ from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
 LeafEqual = Callable[[str, str], bool]
 
 _THOUSANDS_WHOLE = re.compile(r"(\\?\$)?\s*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=[^,\d]*$)", re.ASCII)
+_SPACE_GROUPED = re.compile(r"[+-]?\d{1,3}(?: \d{3})+(?:\.\d+)?", re.ASCII)  # 1 000 000 (SI style)
 _SPACED_NUMBERS = re.compile(r"[+-]?\d+(?:\.\d+)?(?:\s+[+-]?\d+(?:\.\d+)?)+", re.ASCII)
 _PLUS_MINUS = re.compile(r"\\(?:pm|mp)(?![a-zA-Z])")
 _NAMED = re.compile(r"\s*[A-Za-z](?:_\{?\w+\}?)?\s*=")
@@ -52,6 +53,8 @@ def shape_of(s: str) -> Shape:
     parts = [p for p in split_top_level(s) if p]
     if len(parts) > 1:
         return Shape("list", tuple(parts), s)
+    if _SPACE_GROUPED.fullmatch(s):
+        return Shape("single", (s.replace(" ", ""),), s)
     if _SPACED_NUMBERS.fullmatch(s):
         return Shape("list", tuple(s.split()), s)
     signs = _PLUS_MINUS.findall(s)

@@ -12,9 +12,10 @@ reasoning ends and what the final answer is.
 * Inside a section, in order: every `\\boxed{}` / `\\fbox{}` (a box inside a box is read once,
   through the outer one; a `\\boxed{` left open at the end is no answer), else the
   `<answer>…</answer>` tags, else stated answers: the Minerva line "The final answer is $x$.
-  I hope it is correct.", GSM8K `#### x` lines, "the answer is x" sentences. Every stated
-  answer counts, so two `####` lines with different values are a hedge. With the "r1" format
-  the answer must sit in `<answer>` tags (boxes inside them are read first).
+  I hope it is correct.", GSM8K `#### x` lines, "the answer is x" sentences, lines opening
+  "Answer: x". Every stated answer counts, so two `####` lines with different values are a
+  hedge. With the "r1" format the answer must sit in `<answer>` tags (boxes inside them are
+  read first).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ _MINERVA = re.compile(rf"final answer is[ \t]*([^\n]{{1,{MAX_ANSWER_CHARS}}}?)\.
                       re.IGNORECASE)
 _GSM8K = re.compile(r"####[ \t]*([^\n]*)")
 _ANSWER_IS = re.compile(
-    r"(?:final answer|the answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*?)(?=\.(?:\s|$)|\n|$)",
-    re.IGNORECASE)
+    r"(?:final answer|the answer|^[ \t>#*]*answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*?)(?=\.(?:\s|$)|\n|$)",
+    re.IGNORECASE | re.MULTILINE)
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 _PROSE = re.compile(r"(?:[A-Za-z]{2,}[,;:]?\s+){3}[A-Za-z]")
 

@@ -15,7 +15,7 @@ _DROP = re.compile(
 _THIN_THOUSANDS = re.compile(r"(?<=\d)\\[,!;: ](?=\d{3}(?!\d))")
 _FRAC = re.compile(r"\\[dt]frac(?![a-zA-Z])")
 _SPACES = re.compile(r"\s+")
-_THOUSANDS = re.compile(r"(?<=\d)\{,\}(?=\d{3})")
+_THOUSANDS = re.compile(r"(?<=\d)(?:\\(?:text|mathrm)\s*)?\{,\}(?=\d{3})")  # 1{,}000, 1\text{,}000
 _DELIMS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _BOX_WRAP = re.compile(r"\\(?:boxed|fbox)\{")
 
