@@ -138,6 +138,19 @@ _APPROX = re.compile(r"\\approx(?![a-zA-Z])|≈")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
+_APPROXIMATION_TAIL = re.compile(
+    r"(?:\\approx(?![a-zA-Z])|≈)\s*[+-]?\d*\.?\d+(?:\\?%)?\s*(?:\\ldots|\\dots|\.\.\.)?\s*$")
+
+
+def exact_side(answer: str) -> str:
+    """The exact value of `\\frac13 \\approx 0.333` (an exact answer followed by a decimal
+    approximation of it); any other answer as it is (a bare `\\approx 42` stays a qualifier)."""
+    tail = _APPROXIMATION_TAIL.search(answer)
+    if tail is None or not answer[:tail.start()].strip() or _APPROX.search(answer, 0, tail.start()):
+        return answer
+    return answer[:tail.start()].strip()
+
+
 def qualifier_words(text: str) -> set[str]:
     """Words like 'or', 'approximately', 'correct' in an answer (outside LaTeX commands)."""
     words = {w.lower() for w in _WORD.findall(_COMMAND.sub(" ", text))}
