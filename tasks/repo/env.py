@@ -146,6 +146,8 @@ class RepoEditEnv(MultiTurnEnv):
         except OSError as err:  # e.g. create under a path that is a file: the model's mistake
             raise ToolCallError(f"{call.name}: {type(err).__name__}: {err.strerror or err}"
                                 ) from None
+        except (RuntimeError, UnicodeError) as err:  # a symlink loop; a lone surrogate
+            raise ToolCallError(f"{call.name}: {type(err).__name__}: {err}") from None
 
     def _call_tool(self, call: ToolCall) -> ToolResult:
         ws, args = self._workspace, call.arguments

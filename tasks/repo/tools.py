@@ -2,17 +2,23 @@
 
 Their JSON schemas go to the model (`info["tools"]`); their effects run on one episode's
 workspace. `bash` and `run_tests` run inside the sandbox with the workspace as working
-directory; the file tools run here but refuse any path that resolves outside the workspace
-(a symlink planted by `bash` cannot make them read or write host files).
+directory; the file tools run here but refuse any path that resolves outside the workspace,
+and open what they read or write one component at a time from the workspace's root without
+following a link (`writeback.open_dir`, then `O_NOFOLLOW | O_NONBLOCK`), refusing anything
+that is not a regular file: a symlink planted or swapped in by `bash` cannot make them touch
+host files, and a FIFO cannot block the trainer. They read at most MAX_FILE_BYTES of a file
+and list at most MAX_LISTED entries of a directory.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlvr_envs.core.multiturn import ToolCallError, ToolSpec
+from rlvr_envs.tasks.repo.writeback import open_dir
 
 if TYPE_CHECKING:
     from rlvr_envs.sandbox.base import Sandbox
@@ -71,36 +77,123 @@ def inside(workspace: Path, rel: str) -> Path:
     return target
 
 
+MAX_FILE_BYTES = 8 << 20
+MAX_LISTED = 2000
+_NOT_REGULAR = "is not a regular file (a directory, link, FIFO, socket or device)"
+
+
+def _parent_fd(workspace: Path, path: str, *, create: bool = False) -> tuple[int | None, str]:
+    """A descriptor of the real directory holding `path` (None when it is missing or not a
+    real directory) and the file's name in it; the caller closes the descriptor."""
+    root = workspace.resolve()
+    parts = inside(workspace, path).relative_to(root).parts
+    if not parts:
+        raise ToolCallError(f"{path!r} is the repository's directory, not a file")
+    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return open_dir(root_fd, parts[:-1], create=create), parts[-1]
+    finally:
+        os.close(root_fd)
+
+
+def _open_file(workspace: Path, path: str, flags: int) -> int:
+    """`path` opened with `flags`, never through a link; ToolCallError unless a regular file."""
+    creating = bool(flags & os.O_CREAT)
+    parent, name = _parent_fd(workspace, path, create=creating)
+    if parent is None:
+        raise ToolCallError(f"cannot create {path!r}: a directory on its way is a file or a "
+                            "link" if creating else f"no file {path!r}")
+    try:
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644,
+                     dir_fd=parent)
+    except FileNotFoundError:
+        raise ToolCallError(f"no file {path!r}") from None
+    except OSError:  # ELOOP (a link), ENXIO (a FIFO with no reader), EISDIR, ...
+        raise ToolCallError(f"{path!r} {_NOT_REGULAR}") from None
+    finally:
+        os.close(parent)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolCallError(f"{path!r} {_NOT_REGULAR}")
+    return fd
+
+
+def read_file(workspace: Path, path: str, *, whole: bool = False) -> tuple[str, bool]:
+    """The text of a file (bad bytes kept as surrogate escapes) and whether it was cut at
+    MAX_FILE_BYTES; with `whole`, a larger file is a ToolCallError."""
+    with os.fdopen(_open_file(workspace, path, os.O_RDONLY), "rb") as fh:
+        data = fh.read(MAX_FILE_BYTES + 1)
+    cut = len(data) > MAX_FILE_BYTES
+    if cut and whole:
+        raise ToolCallError(f"{path} is larger than {MAX_FILE_BYTES >> 20} MiB; edit it with bash")
+    return data[:MAX_FILE_BYTES].decode("utf-8", errors="surrogateescape"), cut
+
+
+def write_file(workspace: Path, path: str, text: str) -> None:
+    """Write `text` over a regular file (made, with its directories, when missing)."""
+    data = text.encode("utf-8", errors="surrogateescape")
+    with os.fdopen(_open_file(workspace, path, os.O_WRONLY | os.O_CREAT), "wb") as fh:
+        fh.truncate(0)
+        fh.write(data)
+
+
+def _listing(workspace: Path, path: str) -> str | None:
+    """A directory's entries (subdirectories marked `/`), or None when `path` is no real
+    directory."""
+    root = workspace.resolve()
+    parts = inside(workspace, path).relative_to(root).parts
+    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = open_dir(root_fd, parts)
+    finally:
+        os.close(root_fd)
+    if fd is None:
+        return None
+    try:
+        shown = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.name in (".git", "__pycache__"):
+                    continue
+                if len(shown) == MAX_LISTED:
+                    shown.append(f"[... more entries: only the first {MAX_LISTED} are listed ...]")
+                    break
+                shown.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+    finally:
+        os.close(fd)
+    return "\n".join(sorted(shown[:MAX_LISTED]) + shown[MAX_LISTED:]) or "(empty directory)"
+
+
 def view(workspace: Path, path: str, start_line: int | None = None,
          end_line: int | None = None) -> str:
-    target = inside(workspace, path)
-    if target.is_dir():
-        entries = sorted(os.listdir(target))
-        shown = [e + ("/" if (target / e).is_dir() else "") for e in entries
-                 if e not in (".git", "__pycache__")]
-        return "\n".join(shown) or "(empty directory)"
-    if not target.is_file():
-        raise ToolCallError(f"no file {path!r}")
-    lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+    listing = _listing(workspace, path)
+    if listing is not None:
+        return listing
+    text, cut = read_file(workspace, path)
+    lines = text.splitlines()
     start = max(1, start_line or 1)
     end = min(len(lines), end_line if end_line is not None else start + MAX_VIEW_LINES - 1)
     if start > max(1, len(lines)) or end < start:
         raise ToolCallError(f"{path} has {len(lines)} lines; asked for {start}..{end}")
-    body = "\n".join(f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1))
+    body = "\n".join(f"{n:6d}\t{_shown(lines[n - 1])}" for n in range(start, end + 1))
     more = f"\n[... {len(lines) - end} more lines ...]" if end < len(lines) else ""
+    if cut:
+        more += f"\n[... the file goes on past {MAX_FILE_BYTES >> 20} MiB: only that much is read ...]"
     return body + more
 
 
+def _shown(line: str) -> str:
+    """A line for the model: bytes that are not UTF-8 as U+FFFD."""
+    return line.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
 def str_replace(workspace: Path, path: str, old_str: str, new_str: str) -> str:
-    target = inside(workspace, path)
-    if not target.is_file():
-        raise ToolCallError(f"no file {path!r}")
-    text = target.read_text(encoding="utf-8", errors="surrogateescape")
+    text, _ = read_file(workspace, path, whole=True)
     count = text.count(old_str) if old_str else 0
     if count != 1:
         raise ToolCallError(f"old_str must occur exactly once in {path}; it occurs {count} times")
     new_text = text.replace(old_str, new_str, 1)
-    target.write_text(new_text, encoding="utf-8", errors="surrogateescape")
+    write_file(workspace, path, new_text)
     line = text[:text.index(old_str)].count("\n") + 1
     return (f"replaced 1 occurrence in {path} (line {line}); the file now reads:\n"
             + snippet(new_text, line, line + new_str.count("\n")))
@@ -117,15 +210,25 @@ def snippet(text: str, first: int, last: int, context: int = SNIPPET_CONTEXT) ->
 
 
 def create(workspace: Path, path: str, content: str) -> str:
-    target = inside(workspace, path)
-    if target.is_dir():
+    if _listing(workspace, path) is not None:
         raise ToolCallError(f"{path!r} is a directory")
-    existed = target.exists()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink():
-        target.unlink()
-    target.write_text(content, encoding="utf-8")
+    parent, name = _parent_fd(workspace, path)
+    existed = False
+    if parent is not None:
+        try:
+            existed = _lexists(name, parent)
+        finally:
+            os.close(parent)
+    write_file(workspace, path, content)
     return f"{'overwrote' if existed else 'created'} {path} ({len(content)} characters)"
+
+
+def _lexists(name: str, dir_fd: int) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def select_tests(workspace: Path, visible: list[str], asked: list[str] | None) -> list[str]:

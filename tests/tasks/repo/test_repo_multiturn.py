@@ -93,7 +93,7 @@ def test_tools_work_in_the_workspace(repo_env, calc_task):
     assert "created notes/a.txt" in obs and (repo_env.workspace / "notes/a.txt").read_text() == "x"
     obs, *_ = repo_env.step({"name": "create", "arguments": {"path": "notes/a.txt/b",
                                                               "content": "x"}})
-    assert obs.startswith("error: create:")
+    assert obs.startswith("error: cannot create 'notes/a.txt/b'")
     obs, *_ = repo_env.step({"name": "str_replace", "arguments": {
         "path": "notes/a.txt", "old_str": "nope", "new_str": "y"}})
     assert "occurs 0 times" in obs
@@ -188,3 +188,55 @@ def test_single_turn_envs_hide_the_gold_on_request():
         _, reward, *_ = env.step(env.unwrapped.scorer.gold_completion(task))
         assert reward == 1.0
         env.close()
+
+
+def test_file_tools_refuse_what_is_not_a_regular_file_in_the_repository(repo_env, calc_task,
+                                                                        monkeypatch):
+    """The file tools run in the trainer's process: a FIFO the agent made must not block it, a
+    link (also one swapped in for a directory after the path was checked) must not lead it
+    outside, a link loop, a huge file or directory and a lone surrogate are errors, not
+    exceptions or a trainer out of memory."""
+    import os
+
+    from rlvr_envs.tasks.repo import tools
+
+    repo_env.reset(options={"task": calc_task.id})
+    ws = repo_env.workspace
+    step = lambda name, **a: repo_env.step({"name": name, "arguments": a})[0]  # noqa: E731
+    os.mkfifo(ws / "pipe.txt")
+    assert "not a regular file" in step("create", path="pipe.txt", content="x")
+    for call in (lambda: tools.view(ws, "pipe.txt"),
+                 lambda: tools.str_replace(ws, "pipe.txt", "a", "b")):
+        with pytest.raises(ToolCallError, match="not a regular file"):
+            call()
+    os.symlink("loop-b", ws / "loop-a")
+    os.symlink("loop-a", ws / "loop-b")
+    assert step("view", path="loop-a").startswith("error:")
+    assert step("create", path="u.txt", content="\ud800").startswith("error:")
+    assert step("create", path="notes/ok.txt", content="fine").startswith("created")
+
+    outside = ws.parent / f"{ws.name}-outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("host secret\n")
+    (ws / "evil").mkdir()
+    checked = tools.inside(ws, "evil/secret.txt")  # checked while evil/ is a directory ...
+    (ws / "evil").rmdir()
+    (ws / "evil").symlink_to(outside)  # ... then swapped for a link out of the repository
+    monkeypatch.setattr(tools, "inside", lambda workspace, rel: checked)
+    for call in (lambda: tools.read_file(ws, "evil/secret.txt"),
+                 lambda: tools.write_file(ws, "evil/secret.txt", "pwned"),
+                 lambda: tools.create(ws, "evil/secret.txt", "pwned")):
+        with pytest.raises(ToolCallError, match="no file|cannot create"):
+            call()
+    assert (outside / "secret.txt").read_text() == "host secret\n"
+    monkeypatch.undo()
+
+    with open(ws / "big.txt", "wb") as fh:  # sparse: 1 GiB that takes no disk
+        fh.truncate(1 << 30)
+    assert "only that much is read" in tools.view(ws, "big.txt", 1, 2)
+    with pytest.raises(ToolCallError, match="larger than"):
+        tools.str_replace(ws, "big.txt", "a", "b")
+    (ws / "many").mkdir()
+    for i in range(tools.MAX_LISTED + 5):
+        (ws / "many" / f"f{i}").touch()
+    assert f"only the first {tools.MAX_LISTED}" in tools.view(ws, "many")
