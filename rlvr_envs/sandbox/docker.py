@@ -548,7 +548,7 @@ class DockerSandbox(Sandbox):
     def isolation_args(self, limits: Limits) -> list[str]:
         """The flags every container of this backend gets: no network, read-only root, a
         sized tmpfs /tmp, memory (swap included) / CPU / pids limits, rlimits, no
-        capabilities, no-new-privileges, no logs."""
+        capabilities, no-new-privileges, no logs, a cgroup namespace of its own."""
         mem = f"{limits.memory_mb}m"
         tmpfs = f"rw,nosuid,nodev,size={limits.memory_mb}m"
         return ["--network", "none",
@@ -561,7 +561,7 @@ class DockerSandbox(Sandbox):
                 "--ulimit", f"cpu={limits.cpu_seconds}:{limits.cpu_seconds}",
                 "--ulimit", "core=0:0", "--cap-drop", "ALL",
                 "--security-opt", "no-new-privileges", "--log-driver", "none",
-                "--hostname", "sandbox"]
+                "--hostname", "sandbox", "--cgroupns", "private"]
 
     def docker_args(self, name: str, workdir: Path, limits: Limits, env: Mapping[str, str],
                     user: str, private: bool, out_dir: Path | None) -> list[str]:

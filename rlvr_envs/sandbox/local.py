@@ -301,7 +301,8 @@ class NamespaceSandbox(LocalSandbox):
     """`local`: every run in its own user, mount, PID, IPC, network and UTS namespaces (see
     the module docstring); refuses to start where user namespaces do not work.
     `hide_site_packages=False` shows the Python installation's site-packages and the active
-    virtualenv, read-only, and runs this virtualenv's interpreter (repo tasks need pytest)."""
+    virtualenv, read-only, and runs this virtualenv's interpreter; `ro_binds` adds host paths,
+    read-only, at the same place (repo tasks' test environment)."""
 
     name = "local"
     isolating = True
@@ -317,7 +318,8 @@ class NamespaceSandbox(LocalSandbox):
         return "own namespaces per run, uid 65534, only the interpreter's files"
 
     def __init__(self, python: str | None = None, warm: bool = True,
-                 fork_servers: int | None = None, *, hide_site_packages: bool = True):
+                 fork_servers: int | None = None, *, hide_site_packages: bool = True,
+                 ro_binds: Sequence[str] = ()):
         self._require_prlimit()
         problem = namespace_problem()
         if problem is not None:
@@ -334,6 +336,7 @@ class NamespaceSandbox(LocalSandbox):
             venv = os.path.realpath(sys.prefix)
             if venv != os.path.realpath(python_prefix()):
                 extra_ro = (venv,)
+        extra_ro += tuple(os.path.realpath(p) for p in ro_binds)
         self.view = interpreter_view(hide_site_packages=hide_site_packages, extra_ro=extra_ro)
         self._view_dict = self.view.as_dict()
         make_grader_undumpable()

@@ -76,6 +76,7 @@ for _name in () if sys.argv[1:2] == ["exec"] else PRELOAD:
         pass
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 ISOLATE = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
@@ -328,14 +329,24 @@ def build_root(view, tmp_mb, shm_mb, workdir=None, proc="new"):
     os.chdir(workdir or "/tmp")
 
 
+def own_cgroup_root():
+    """A cgroup namespace rooted at the cgroups this process is in (the run's, joined before):
+    /proc/self/cgroup then names no host path and no grader pid."""
+    try:
+        _unshare(CLONE_NEWCGROUP)
+    except OSError:
+        pass  # a kernel without cgroup namespaces: the names stay visible, nothing else
+
+
 def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     """The whole confinement of a child cloned into new namespaces: wait for the parent's id
-    maps (or map our own ids), build the root, become uid 65534, drop every capability and
-    set no_new_privs."""
+    maps (or map our own ids), root its cgroups, build the root, become uid 65534, drop every
+    capability and set no_new_privs."""
     if sync_fd is not None:
         if os.read(sync_fd, 1) != b"1":
             os._exit(70)
         os.close(sync_fd)
+    own_cgroup_root()
     if not PARENT_MAPS:
         _map_own_ids()
     build_root(view, tmp_mb, shm_mb, workdir)
@@ -578,6 +589,8 @@ def _child(request, fds, cgroup_fds, mode, workdir, sync_fd=None):
         for fd in extra[:len(cgroup_fds)]:  # join the run's cgroups before anything else
             os.write(fd, b"0")
             os.close(fd)
+        if mode == "jail":
+            own_cgroup_root()
         limits = request.get("limits") or {}
         # a session and process group of its own (killed as one outside namespaces); kill(0),
         # which reaches the process group across PID namespaces, never reaches the zygote

@@ -13,10 +13,11 @@ code of the repository can be imported:
 - registers a plugin object (no module to find in `sys.modules`) that writes one line per
   test phase the moment it completes: a JSON record with a sequence number and an HMAC of
   the key;
-- notes, before any test runs, the functions that decide a phase's verdict
+- notes, before any test runs, the functions that decide a phase's verdict or run the test
   (`TestReport.from_item_and_call`, `CallInfo.from_call`, the runner's `call_and_report`,
-  ...) and, before every record, says so when one was replaced (`{"tampered": name}`): the
-  run then counts as tampered.
+  `Function.runtest`, `pytest_pyfunc_call`, ...) with their code objects and, before every
+  record, says so when one was replaced or had its `__code__` swapped (`{"tampered": name}`):
+  the run then counts as tampered.
 
 `read_stream` checks every line's MAC and the unbroken sequence; the first verdict of a test
 phase wins (a rewrite later, e.g. from an `atexit` hook, changes nothing); a bad MAC or a
@@ -47,30 +48,52 @@ _cwd = os.getcwd()
 sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
 _roots = [r for r in os.environ.pop("RLVR_IMPORT_ROOTS", "").split(os.pathsep) if r]
 import pytest
-import _pytest.reports, _pytest.runner
+import _pytest.python, _pytest.reports, _pytest.runner, _pytest.skipping
+
+def _code(value):
+    """The code object behind a function, a classmethod/staticmethod or a property's getter
+    (replacing `__code__` changes what runs without changing the function's identity)."""
+    value = getattr(value, "fget", None) or getattr(value, "__func__", None) or value
+    return getattr(value, "__code__", None)
 
 def _snapshot():
     """What decides a test phase's verdict, as it is before any code of the repository runs
-    (each compared by identity before every record)."""
+    (each compared by identity, and by the identity of its code, before every record)."""
     report, call, runner = _pytest.reports.TestReport, _pytest.runner.CallInfo, _pytest.runner
-    return [(name, owner, attr, vars(owner).get(attr)) for name, owner, attr in (
-        ("TestReport.from_item_and_call", report, "from_item_and_call"),
-        ("TestReport.__init__", report, "__init__"),
-        ("BaseReport.passed", _pytest.reports.BaseReport, "passed"),
-        ("BaseReport.failed", _pytest.reports.BaseReport, "failed"),
-        ("CallInfo.from_call", call, "from_call"),
-        ("runner.call_and_report", runner, "call_and_report"),
-        ("runner.call_runtest_hook", runner, "call_runtest_hook"),
-        ("runner.pytest_runtest_makereport", runner, "pytest_runtest_makereport"),
-        ("runner.runtestprotocol", runner, "runtestprotocol"))]
+    python = _pytest.python
+    found = []
+    for name, owner, attr in (
+            ("TestReport.from_item_and_call", report, "from_item_and_call"),
+            ("TestReport.__init__", report, "__init__"),
+            ("BaseReport.passed", _pytest.reports.BaseReport, "passed"),
+            ("BaseReport.failed", _pytest.reports.BaseReport, "failed"),
+            ("CallInfo.from_call", call, "from_call"),
+            ("runner.call_and_report", runner, "call_and_report"),
+            ("runner.call_runtest_hook", runner, "call_runtest_hook"),
+            ("runner.pytest_runtest_makereport", runner, "pytest_runtest_makereport"),
+            ("runner.runtestprotocol", runner, "runtestprotocol"),
+            ("runner.pytest_runtest_call", runner, "pytest_runtest_call"),
+            ("skipping.pytest_runtest_makereport", _pytest.skipping,
+             "pytest_runtest_makereport"),
+            ("Function.runtest", python.Function, "runtest"),
+            ("Function._getobj", python.Function, "_getobj"),
+            ("Function.setup", python.Function, "setup"),
+            ("PyobjMixin.obj", python.PyobjMixin, "obj"),
+            ("python.pytest_pyfunc_call", python, "pytest_pyfunc_call")):
+        value = vars(owner).get(attr)
+        found.append((name, owner, attr, value, _code(value)))
+    return found
 
 def _plugin(fd, key, snapshot):
     import hashlib, hmac, json
     seq = [0]
 
     def replaced():
-        return next((name for name, owner, attr, value in snapshot
-                     if vars(owner).get(attr) is not value), None)
+        for name, owner, attr, value, code in snapshot:
+            now = vars(owner).get(attr)
+            if now is not value or _code(now) is not code:
+                return name
+        return None
 
     def emit(record):
         seq[0] += 1

@@ -159,10 +159,12 @@ def build_package_image(package: str, extra: Sequence[str] = (), *, log=print) -
 
 class EnvironmentSandbox:
     """A sandbox whose runs use `python` with `site` first on PYTHONPATH (see module doc);
-    everything else is the wrapped sandbox's."""
+    everything else is the wrapped sandbox's. `bin_dir`, when given, holds `python`,
+    `python3` and `pytest` for the agent's shell (`tools.tool_env`)."""
 
-    def __init__(self, inner, site: Path, python: str = SYSTEM_PYTHON):
-        self.inner, self.site, self.python = inner, site, python
+    def __init__(self, inner, site: Path, python: str = SYSTEM_PYTHON,
+                 bin_dir: Path | None = None):
+        self.inner, self.site, self.python, self.bin_dir = inner, site, python, bin_dir
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -182,6 +184,37 @@ class EnvironmentSandbox:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _command_dir(site: Path, python: str) -> Path:
+    """`python`, `python3` (links to the interpreter) and a `pytest` script next to `site`."""
+    bin_dir = site.parent / "bin"
+    script = f"#!{python}\nimport sys\nfrom pytest import console_main\nsys.exit(console_main())\n"
+    if (bin_dir / "pytest").is_file() and (bin_dir / "pytest").read_text() == script \
+            and os.path.realpath(bin_dir / "python") == os.path.realpath(python):
+        return bin_dir
+    tmp = Path(tempfile.mkdtemp(prefix="bin.", dir=site.parent))
+    for name in ("python", "python3"):
+        (tmp / name).symlink_to(python)
+    (tmp / "pytest").write_text(script)
+    (tmp / "pytest").chmod(0o755)
+    shutil.rmtree(bin_dir, ignore_errors=True)
+    tmp.rename(bin_dir)
+    return bin_dir
+
+
+def test_sandbox(backend: str, extra: Sequence[str] = (), **options: Any) -> EnvironmentSandbox:
+    """The default repo-task sandbox on "bwrap" or "local": this interpreter with its
+    site-packages (and the virtualenv) hidden and only pytest, its dependencies and `extra`
+    (the tasks' own test dependencies) shown, copied into an environment directory. Nothing
+    else the trainer installed is readable: not this project's task data (gold patches), not
+    an installed copy of a package a task repairs."""
+    from rlvr_envs.sandbox import get_sandbox
+
+    site, _ = build_environment("pytest", extra)
+    inner = get_sandbox(backend, hide_site_packages=True, ro_binds=[str(site.parent)], **options)
+    return EnvironmentSandbox(inner, site, python=inner.python,
+                              bin_dir=_command_dir(site, inner.python))
 
 
 def package_sandbox(package: str, backend: str = "docker", extra: Sequence[str] = ()

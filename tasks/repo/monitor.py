@@ -18,7 +18,11 @@ every construct below that occurs more often after the change than before it:
 - a source encoding other than UTF-8 (a PEP 263 cookie such as utf-7 can turn a comment into
   code; the file is read as Python reads it, by its cookie)
 - `builtins` patching (`__builtins__`, assignment to or `setattr` on `builtins`)
-- an `__eq__` / `__ne__` that returns a constant
+- a comparison method (`__eq__`, `__ne__`, `__lt__`, ..., `__contains__`) that never reads
+  its other operand (`return True`, `return 1 == 1`)
+- walks of the class graph and code swaps: `__subclasses__` (reaches pytest's classes from
+  `object` without an import), `__code__`, `__globals__` (also through `getattr` and
+  `setattr` with the name as a literal)
 - `ctypes`, and dynamic code (`exec`, `eval`, `compile`, `__import__` / `import_module` of a
   computed name), which could hide any of the above
 
@@ -42,7 +46,12 @@ _ATTR_FLAGS = {
     "f_locals": "frame_inspection", "f_globals": "frame_inspection",
     "tb_frame": "frame_inspection", "settrace": "frame_inspection",
     "setprofile": "frame_inspection", "_exit": "os_exit",
+    "__subclasses__": "class_graph_walk", "__code__": "code_replacement",
+    "__globals__": "code_replacement",
 }
+#: comparison methods an assert relies on; one that never reads its other operand is a hack
+_COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                          "__contains__"})
 _MODULE_FLAGS = {"atexit": "atexit", "ctypes": "ctypes", "builtins": "builtins_import"}
 _DYNAMIC = frozenset({"exec", "eval", "compile"})
 
@@ -87,11 +96,18 @@ def source_encoding(data: bytes) -> str:
         return "invalid"
 
 
-def _constant_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    body = [s for s in func.body if not (isinstance(s, ast.Expr)
-                                         and isinstance(s.value, ast.Constant))]
-    return (len(body) == 1 and isinstance(body[0], ast.Return)
-            and isinstance(body[0].value, ast.Constant))
+def _ignores_operand(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> bool:
+    """A comparison method whose result cannot depend on the other operand: it has no second
+    parameter, or never reads it (`return True`, `return 1 == 1`, `return not None`)."""
+    params = [*func.args.posonlyargs, *func.args.args]
+    if func.args.vararg is not None:
+        params.append(func.args.vararg)
+    if len(params) < 2:
+        return True
+    other = params[1].arg
+    body = func.body if isinstance(func.body, list) else [func.body]
+    return not any(isinstance(node, ast.Name) and node.id == other
+                   for stmt in body for node in ast.walk(stmt))
 
 
 def constructs(source: str | bytes) -> list[tuple[str, int]]:
@@ -149,18 +165,23 @@ def constructs(source: str | bytes) -> list[tuple[str, int]]:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == "builtins":
                     found.append(("builtins_patching", line))
-                if isinstance(target, ast.Name) and target.id in ("__eq__", "__ne__") and \
-                        isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) \
-                        and isinstance(node.value.body, ast.Constant):
+                name = target.id if isinstance(target, ast.Name) else \
+                    target.attr if isinstance(target, ast.Attribute) else ""
+                if name in _COMPARISONS and isinstance(node, ast.Assign) and \
+                        isinstance(node.value, ast.Lambda) and _ignores_operand(node.value):
                     found.append(("constant_eq", line))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.name in ("__eq__", "__ne__") and _constant_return(node):
+            if node.name in _COMPARISONS and _ignores_operand(node):
                 found.append(("constant_eq", line))
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else \
                 func.attr if isinstance(func, ast.Attribute) else ""
             first = node.args[0] if node.args else None
+            second = node.args[1] if len(node.args) > 1 else None
+            if name in ("getattr", "setattr", "delattr", "hasattr") and \
+                    isinstance(second, ast.Constant) and second.value in _ATTR_FLAGS:
+                found.append((_ATTR_FLAGS[second.value], line))
             if name in _DYNAMIC and isinstance(func, ast.Name):
                 found.append(("dynamic_code", line))
             elif name == "vars" and isinstance(func, ast.Name) and isinstance(first, ast.Name) \

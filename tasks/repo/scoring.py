@@ -12,7 +12,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rlvr_envs.tasks.repo.grading import GradeRun, grade_changes
 from rlvr_envs.tasks.repo.records import check_repo_task
@@ -28,12 +28,15 @@ if TYPE_CHECKING:
 COMPONENTS = {"tests": 0.0}
 
 
-def make_sandbox(backend: str | Sandbox = "auto", **options: Any) -> Sandbox:
-    """A sandbox for repo tasks (pytest must be importable, so bubblewrap keeps the Python
-    installation's site-packages visible). Every name means what `get_sandbox` makes of it:
-    "auto" the first backend that isolates here, "local" processes in their own namespaces,
-    and plain processes only as "local-unsafe", asked for by name (with a warning): they can
-    read the task files (gold patches included) and write the host."""
+def make_sandbox(backend: str | Sandbox = "auto", *, test_requirements: Sequence[str] = (),
+                 **options: Any) -> Sandbox:
+    """A sandbox for repo tasks. Every name means what `get_sandbox` makes of it: "auto" the
+    first backend that isolates here, "local" processes in their own namespaces, and plain
+    processes only as "local-unsafe", asked for by name (with a warning): they can read the
+    task files (gold patches included) and write the host. On "bwrap" and "local" the runs see
+    this interpreter with pytest, its dependencies and `test_requirements` (installed
+    distributions the tasks' tests import) and no other installed package
+    (`environments.test_sandbox`)."""
     from rlvr_envs.sandbox import Sandbox, auto_backend, backend_class, get_sandbox
 
     if isinstance(backend, Sandbox) or hasattr(backend, "run"):
@@ -41,7 +44,11 @@ def make_sandbox(backend: str | Sandbox = "auto", **options: Any) -> Sandbox:
     if backend == "auto":
         backend = auto_backend()
     if "hide_site_packages" in inspect.signature(backend_class(backend).__init__).parameters:
-        options.setdefault("hide_site_packages", False)
+        from rlvr_envs.tasks.repo.environments import test_sandbox
+        return test_sandbox(backend, test_requirements, **options)
+    if test_requirements:
+        raise ValueError(f"test_requirements apply to the 'bwrap' and 'local' backends; "
+                         f"{backend!r} runs its own image or the host's installation")
     return get_sandbox(backend, **options)
 
 

@@ -233,14 +233,15 @@ def _lexists(name: str, dir_fd: int) -> bool:
 
 def select_tests(workspace: Path, visible: list[str], asked: list[str] | None) -> list[str]:
     """What `run_tests` runs: the task's visible tests by default, else the asked test files,
-    directories or node ids, each inside the repository (never a pytest option)."""
+    directories or node ids, each inside the repository (never a pytest option, nor an
+    `@file` of options)."""
     if not asked:
         if not visible:
             raise ToolCallError("this task names no visible tests; pass test files or ids")
         return list(visible)
     selected = []
     for test in asked:
-        if not isinstance(test, str) or not test.strip() or test.startswith("-"):
+        if not isinstance(test, str) or not test.strip() or test.startswith(("-", "@")):
             raise ToolCallError(f"{test!r} is not a test file, directory or node id")
         path = test.split("::", 1)[0]
         inside(workspace, path or ".")
@@ -289,7 +290,8 @@ def tool_env(sandbox: Sandbox) -> dict[str, str]:
     from rlvr_envs.sandbox.base import BASE_ENV
     env = {"PYTHONNOUSERSITE": "1", "HOME": "/tmp"}
     if not hasattr(sandbox, "session"):  # a Docker session sets its own PATH
-        python_bin = os.path.dirname(getattr(sandbox, "python", "") or "")
+        python_bin = str(getattr(sandbox, "bin_dir", None) or "") or \
+            os.path.dirname(getattr(sandbox, "python", "") or "")
         if python_bin:
             env["PATH"] = f"{python_bin}:{BASE_ENV['PATH']}"
     return env

@@ -74,6 +74,8 @@ result = {
     "ppid_mem": attempt(lambda: open("/proc/%d/mem" % os.getppid(), "rb").read(1)),
     "seen": {name: os.path.exists(path) for name, path in SECRETS.items()},
     "docker": attempt(lambda: connect_unix(SECRETS["docker_socket"])),
+    "cgroups": [line.rsplit(":", 1)[-1] for line in open("/proc/self/cgroup").read().split()]
+               if os.path.exists("/proc/self/cgroup") else [],
     "network": attempt(lambda: socket.create_connection(("10.255.255.1", 80), timeout=1)),
 }
 if TRY_WRITES:  # never on a backend that reaches the host
@@ -124,6 +126,8 @@ def assert_isolated(seen: dict, name: str, pid_one: bool = True) -> None:
     assert all(pid < 100 for pid in seen["pids"]) and seen["ppid_mem"] != "allowed"
     if pid_one and seen["pids"]:
         assert 1 in seen["pids"]
+    # its cgroups are the root of a namespace of its own: no host path, no grader pid
+    assert all(path == "/" for path in seen["cgroups"]), (name, seen["cgroups"])
     # no network; the system read-only; its own /tmp writable
     assert seen["network"] != "allowed"
     assert seen["write_usr"] != "allowed" and seen["write_root"] != "allowed"

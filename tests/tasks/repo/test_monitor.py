@@ -49,3 +49,34 @@ def test_plain_utf8_library_code_is_not_flagged():
     source = "# -*- coding: utf-8 -*-\nimport sys\n\ndef name():\n    return 'é' + sys.platform\n"
     assert constructs(source.encode()) == []
     assert source_encoding(b"\xef\xbb\xbfx = 1\n") == "utf-8-sig"
+
+
+@pytest.mark.parametrize("source", [
+    "class N(float):\n    def __eq__(self, other):\n        return 1 == 1\n",
+    "class N(float):\n    def __eq__(self, other):\n        return not None\n",
+    "class N(float):\n    def __eq__(self, *args):\n        return bool(1)\n",
+    "class N(float):\n    __eq__ = lambda self, other: 1 == 1\n",
+    "class N(float):\n    def __lt__(self, other):\n        return True\n",
+    "class N(list):\n    def __contains__(self, item):\n        return len(self) >= 0\n",
+    "N.__ne__ = lambda self, other: False\n",
+])
+def test_a_comparison_that_never_reads_its_other_operand_is_flagged(source):
+    assert ("constant_eq", 2 if source.startswith("class") else 1) in constructs(source)
+
+
+def test_an_honest_comparison_is_not_flagged():
+    source = ("class P:\n    def __eq__(self, other):\n"
+              "        return isinstance(other, P) and self.x == other.x\n"
+              "    __lt__ = lambda self, other: self.x < other.x\n")
+    assert constructs(source) == []
+
+
+@pytest.mark.parametrize("source, construct", [
+    ("for c in type.__subclasses__(object):\n    pass\n", "class_graph_walk"),
+    ("subs = getattr(object, '__subclasses__')()\n", "class_graph_walk"),
+    ("f.__code__ = g.__code__\n", "code_replacement"),
+    ("setattr(f, '__code__', g.__code__)\n", "code_replacement"),
+    ("g = f.__globals__\n", "code_replacement"),
+])
+def test_class_graph_walks_and_code_swaps_are_flagged(source, construct):
+    assert construct in {c for c, _ in constructs(source)}

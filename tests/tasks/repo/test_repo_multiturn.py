@@ -1,6 +1,8 @@
 """The multi-turn contract: tool-call parsing, capped observations, budgets, info keys."""
 
 import json
+import os
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -128,7 +130,7 @@ def test_agent_tools_on_every_backend(tool_env):
     assert "1 failed" in obs
     obs = step("run_tests", tests=["."])
     assert "2 failed" in obs and "passed" in obs
-    for bad in (["--co"], ["../x.py"]):
+    for bad in (["--co"], ["../x.py"], ["@opts.txt"]):
         assert step("run_tests", tests=bad).startswith("error:")
     obs = step("str_replace", path="minicalc/evaluator.py", old_str="next_min = precedence\n",
                new_str="next_min = precedence if right_assoc else precedence + 1\n")
@@ -196,8 +198,6 @@ def test_file_tools_refuse_what_is_not_a_regular_file_in_the_repository(repo_env
     link (also one swapped in for a directory after the path was checked) must not lead it
     outside, a link loop, a huge file or directory and a lone surrogate are errors, not
     exceptions or a trainer out of memory."""
-    import os
-
     from rlvr_envs.tasks.repo import tools
 
     repo_env.reset(options={"task": calc_task.id})
@@ -240,3 +240,27 @@ def test_file_tools_refuse_what_is_not_a_regular_file_in_the_repository(repo_env
     for i in range(tools.MAX_LISTED + 5):
         (ws / "many" / f"f{i}").touch()
     assert f"only the first {tools.MAX_LISTED}" in tools.view(ws, "many")
+
+
+def test_the_agent_sees_pytest_but_no_other_installed_package(tool_env):
+    """An installed copy of a package a task repairs (the pristine source) or this project's
+    own package (a non-editable install carries the task packs and their gold patches) must
+    not be readable from the agent's shell: only pytest and its dependencies are shown."""
+    import importlib.util
+    import sysconfig
+
+    import rlvr_envs
+    step = lambda name, **a: tool_env.step({"name": name, "arguments": a})[0]  # noqa: E731
+    site = sysconfig.get_paths()["purelib"]
+    installed = [name for name in ("termcolor", "six", "tabulate", "numpy", "typer")
+                 if importlib.util.find_spec(name) is not None]
+    assert installed and (Path(site) / "_pytest").is_dir()  # what the host has
+    probe = ("import importlib.util as u, os, sys\n"
+             f"print('found', [n for n in {installed!r} + ['rlvr_envs'] if u.find_spec(n)])\n"
+             "import pytest; print('pytest', pytest.__version__)\n"
+             f"for d in {[site, os.path.dirname(rlvr_envs.__file__)]!r}:\n"
+             "    print(d, os.path.isdir(d) and sorted(os.listdir(d))[:5])\n")
+    obs = step("bash", command=f"python - <<'X'\n{probe}X")
+    assert "found []" in obs and "pytest " in obs, obs
+    for line in obs.splitlines()[2:4]:
+        assert line.endswith(" False") or line.endswith(" []"), obs
