@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rlvr_envs.tasks.repo import tools
+from rlvr_envs.tasks.repo.disk_budget import DiskWatch
 from rlvr_envs.tasks.repo.grading import project_config, pytest_command, pytest_env
 from rlvr_envs.tasks.repo.processes import kill_tagged
 from rlvr_envs.tasks.repo.records import check_repo_task, load_repo_tasks
@@ -63,7 +64,8 @@ class RepoEditEnv(MultiTurnEnv):
                  repos: Sequence[str] | None = None, max_observation_chars: int = 16_000,
                  workspace_root: str | None = None, render_mode: str | None = None,
                  sandbox_options: dict[str, Any] | None = None,
-                 split: str | Sequence[str] | None = None, statement: str | None = None):
+                 split: str | Sequence[str] | None = None, statement: str | None = None,
+                 max_workspace_mb: int = 1024):
         super().__init__(load_repo_tasks(tasks, levels=levels, repos=repos, split=split,
                                          statement=statement), SYSTEM_PROMPT,
                          max_turns=max_turns, max_observation_chars=max_observation_chars,
@@ -71,6 +73,9 @@ class RepoEditEnv(MultiTurnEnv):
         self.scorer = RepoScorer(sandbox, partial_credit=partial_credit, strict_diff=strict_diff,
                                  test_timeout=test_timeout, sandbox_options=sandbox_options)
         self.bash_timeout = float(bash_timeout)
+        if not isinstance(max_workspace_mb, int) or max_workspace_mb < 1:
+            raise ValueError(f"max_workspace_mb must be a positive int, got {max_workspace_mb!r}")
+        self.max_workspace_mb = max_workspace_mb
         self.workspace_root = workspace_root
         self._episode_dir: Path | None = None
         self._workspace: Path | None = None
@@ -126,14 +131,21 @@ class RepoEditEnv(MultiTurnEnv):
         sandbox = self.scorer.sandbox
         run_env = {"RLVR_EPISODE": self._token, **tools.tool_env(sandbox), **(env or {})}
         limits = Limits(wall_time=timeout, memory_mb=2048, max_output_bytes=max_output_bytes)
+        watch = DiskWatch(self._workspace, self.max_workspace_mb << 20,
+                          lambda: kill_tagged(self._token, self._workspace))
         try:
-            if hasattr(sandbox, "session"):  # one container per episode, not one per command
-                if self._session is None:
-                    self._session = sandbox.session(self._workspace, limits)
-                return self._session.run(command, env=run_env, limits=limits, stdin=stdin,
-                                         merge_output=merge_output)
-            return sandbox.run(command, workdir=self._workspace, env=run_env, stdin=stdin,
-                               limits=limits)
+            with watch:
+                if hasattr(sandbox, "session"):  # one container per episode, not per command
+                    if self._session is None:
+                        self._session = sandbox.session(self._workspace, limits)
+                    result = self._session.run(command, env=run_env, limits=limits,
+                                               stdin=stdin, merge_output=merge_output)
+                else:
+                    result = sandbox.run(command, workdir=self._workspace, env=run_env,
+                                         stdin=stdin, limits=limits)
+            if watch.exceeded:
+                raise _OverBudget(watch.usage)
+            return result
         finally:
             # an isolating backend (a PID namespace, the session's server in Docker) already
             # killed whatever the command left; plain processes need the host-wide sweep
@@ -143,6 +155,13 @@ class RepoEditEnv(MultiTurnEnv):
     def call_tool(self, call: ToolCall) -> ToolResult:
         try:
             return self._call_tool(call)
+        except _OverBudget as over:  # the disk is the host's: the episode ends here
+            used, entries = over.usage
+            message = (f"the command was killed: the repository holds more than its "
+                       f"{self.max_workspace_mb} MiB disk budget ({used >> 20} MiB, {entries} "
+                       f"files and directories counted); the episode ends with reward 0")
+            return ToolResult(message, score=zero_score(
+                "workspace_too_large", COMPONENTS, used_bytes=used, entries=entries))
         except OSError as err:  # e.g. create under a path that is a file: the model's mistake
             raise ToolCallError(f"{call.name}: {type(err).__name__}: {err.strerror or err}"
                                 ) from None
@@ -194,6 +213,14 @@ class RepoEditEnv(MultiTurnEnv):
     def close(self) -> None:
         super().close()
         self.scorer.close()
+
+
+class _OverBudget(Exception):
+    """An agent command took the workspace past its disk budget (`usage`: bytes, entries)."""
+
+    def __init__(self, usage: tuple[int, int]):
+        super().__init__(usage)
+        self.usage = usage
 
 
 def _command_output(result) -> str:

@@ -264,3 +264,35 @@ def test_the_agent_sees_pytest_but_no_other_installed_package(tool_env):
     assert "found []" in obs and "pytest " in obs, obs
     for line in obs.splitlines()[2:4]:
         assert line.endswith(" False") or line.endswith(" []"), obs
+
+
+def test_a_command_that_fills_the_disk_is_killed_and_ends_the_episode(isolating_sandbox,
+                                                                        calc_task):
+    """Each file is capped, their number is not: the workspace's disk budget is held while a
+    command runs (killed within one interval of breaking it) and the episode ends with 0."""
+    from rlvr_envs.tasks.repo.env import RepoEditEnv
+    env = RepoEditEnv([calc_task], sandbox=isolating_sandbox, max_workspace_mb=16)
+    try:
+        env.reset(options={"task": calc_task.id})
+        ws = env.workspace
+        fill = ("for i in $(seq 1 200); do head -c 8000000 /dev/urandom > fill$i.bin || exit 9;"
+                " done; echo all-written")
+        obs, reward, terminated, _, info = env.step(
+            {"name": "bash", "arguments": {"command": fill, "timeout": 120}})
+        assert terminated and reward == 0.0 and info["verifier"] == "workspace_too_large", obs
+        assert "disk budget" in obs and "all-written" not in obs
+        assert info["used_bytes"] < 200 * 8_000_000  # stopped long before the end
+        assert env.workspace is None and not ws.exists()  # the disk is given back
+    finally:
+        env.close()
+
+
+def test_disk_usage_counts_allocated_blocks_and_stops_early(tmp_path):
+    from rlvr_envs.tasks.repo.disk_budget import workspace_usage
+    with open(tmp_path / "sparse", "wb") as fh:
+        fh.truncate(1 << 30)  # 1 GiB that takes no disk
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "data").write_bytes(b"x" * 100_000)
+    used, entries = workspace_usage(tmp_path, 1 << 40)
+    assert 100_000 <= used < 1 << 20 and entries == 3
+    assert workspace_usage(tmp_path, 1 << 40, stop_entries=1)[1] == 2
