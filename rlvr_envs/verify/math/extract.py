@@ -10,7 +10,9 @@ reasoning ends and what the final answer is.
   without think tags is all answer; a `</think>` without `<think>` (the chat template opened the
   block in the prompt) closes the reasoning that precedes it.
 * Inside a section, in order: every `\\boxed{}` / `\\fbox{}` (a box inside a box is read once,
-  through the outer one; a `\\boxed{` left open at the end is no answer), else the
+  through the outer one; a `\\boxed{` left open at the end is no answer; an "or" right after
+  the last box is a hedge; a value stated after the last box, "the answer is 6", "#### 6", counts
+  beside the boxes, so a later different value is a hedge), else the
   `<answer>…</answer>` tags, else stated answers: the Minerva line "The final answer is $x$.
   I hope it is correct.", GSM8K `#### x` lines, "the answer is x" sentences, lines opening
   "Answer: x". Every stated answer counts, so two `####` lines with different values are a
@@ -35,9 +37,14 @@ _MINERVA = re.compile(rf"final answer is[ \t]*([^\n]{{1,{MAX_ANSWER_CHARS}}}?)\.
                       re.IGNORECASE)
 _GSM8K = re.compile(r"####[ \t]*([^\n]*)")
 _ANSWER_IS = re.compile(
-    r"(?:final answer|the answer|^[ \t>#*]*answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*?)(?=\.(?:\s|$)|\n|$)",
+    r"(?:final answer|the answer|correct answer|^[ \t>#*]*answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*?)(?=\.(?:\s|$)|\n|$)",
     re.IGNORECASE | re.MULTILINE)
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
+#: an "or" right after a box (`\boxed{5} (or possibly 6)`, `$\boxed{5}$ or $6$`): a hedge
+_OR_AFTER_BOX = re.compile(r"[\s$,(]*(?:\\[)\]][\s$,(]*)?or\b", re.IGNORECASE)
+#: a stated answer that reads as a value (a digit, math, or a choice letter), not a verdict
+#: on one ("the answer is correct")
+_VALUE_LIKE = re.compile(r"[\d$\\]|^\W*[A-E]\W*$")
 _PROSE = re.compile(r"(?:[A-Za-z]{2,}[,;:]?\s+){3}[A-Za-z]")
 
 
@@ -143,6 +150,21 @@ def _inline(text: str) -> list[str]:
     return boxes(text) or stated_answers(text)
 
 
+def _after_last_box(section: str) -> int:
+    """Where the text after the last box (its closing brace) starts."""
+    last = list(_BOX.finditer(section))[-1]
+    j = last.end()
+    while j < len(section) and section[j] in " \t":
+        j += 1
+    if j < len(section) and section[j] == "{":
+        try:
+            end = closing_brace(section, j)
+        except NestingError:
+            return len(section)
+        return end + 1 if end >= 0 else len(section)
+    return j
+
+
 def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
     """The final answers of an answer section as written (uncleaned), in order.
 
@@ -153,7 +175,14 @@ def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
     tagged = [a for content in tags for a in (_inline(content) or [content])]
     if answer_format == "r1":
         return tagged
-    return boxes(section) or tagged or stated_answers(section)
+    boxed = boxes(section)
+    if boxed:  # a value stated after the last box overrides it: both count (a hedge if unequal)
+        after = _after_last_box(section)
+        if _OR_AFTER_BOX.match(section, after, after + 40):
+            raise AnswerRefused(HEDGED)
+        return boxed + [a for a in stated_answers(section[after:])
+                        if _VALUE_LIKE.search(a) and not _BOX.search(a)]
+    return tagged or stated_answers(section)
 
 
 def read_answers(section: str, answer_format: str = "boxed") -> Extraction:

@@ -151,6 +151,28 @@ def exact_side(answer: str) -> str:
     return answer[:tail.start()].strip()
 
 
+_TEXT_GROUP = re.compile(
+    r"\\(?:text|textbf|textrm|textit|mathrm|mbox|operatorname)\s*\{([^{}]*)\}(?:\^\{?\d+\}?)?")
+_PLAIN_NUMBER = re.compile(r"[+-]?[\d,]*\.?\d+")
+_NUMBER_BEFORE = re.compile(r"[\d}]\s*(?:\\[,;:! ]\s*)*$")
+
+
+def text_hides_numbers(answer: str) -> bool:
+    """Whether a `\\text{}` group holds numbers the comparison would not read: digits inside
+    it (`3\\text{ hours and 20 minutes}`, `3\\text{ (or 4)}`) or a compound quantity
+    (`2\\text{ feet }6\\text{ inches}`). Separator words (`\\text{ and }`) are list syntax."""
+    for m in _TEXT_GROUP.finditer(answer):
+        content = m.group(1).strip()
+        if content.lower() in ("or", "and", "") or _PLAIN_NUMBER.fullmatch(content):
+            continue
+        if any(ch.isdigit() for ch in content):
+            return True
+        if _NUMBER_BEFORE.search(answer, 0, m.start()) and \
+                any(ch.isdigit() for ch in answer[m.end():]):
+            return True
+    return False
+
+
 def qualifier_words(text: str) -> set[str]:
     """Words like 'or', 'approximately', 'correct' in an answer (outside LaTeX commands)."""
     words = {w.lower() for w in _WORD.findall(_COMMAND.sub(" ", text))}

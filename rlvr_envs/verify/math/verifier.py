@@ -22,7 +22,7 @@ from rlvr_envs.verify.math.compare import (
 )
 from rlvr_envs.verify.math.deadline import WorkerError
 from rlvr_envs.verify.math.extract import extract
-from rlvr_envs.verify.math.fast import exact_side, parse_leaf, qualifier_words
+from rlvr_envs.verify.math.fast import exact_side, parse_leaf, qualifier_words, text_hides_numbers
 from rlvr_envs.verify.math.normalize import NestingError, balanced, clean, nesting_depth
 from rlvr_envs.verify.math.notation import canonical
 from rlvr_envs.verify.math.verdict import (
@@ -152,9 +152,12 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
     answers = [exact_side(a) for a in found.answers]
     if qualifier_words(", ".join(answers)) - qualifier_words(gold):  # "42 is correct", "about 42"
         return MathVerdict(False, MISMATCH, extracted)
+    rewritten = tuple(canonical(a) for a in answers)
+    if any(map(text_hides_numbers, rewritten)) and not text_hides_numbers(canonical(gold)):
+        return MathVerdict(False, MISMATCH, extracted)
     if question is not None and any(restates_question(a, question, gold) for a in answers):
         return MathVerdict(False, MISMATCH, extracted)
-    return _Pending(gold, tuple(canonical(a) for a in answers), extracted)
+    return _Pending(gold, rewritten, extracted)
 
 
 def _fast_reason(pending: _Pending) -> str | None:
