@@ -13,11 +13,12 @@ code of the repository can be imported:
 - registers a plugin object (no module to find in `sys.modules`) that writes one line per
   test phase the moment it completes: a JSON record with a sequence number and an HMAC of
   the key;
-- notes, before any test runs, the functions that decide a phase's verdict or run the test
-  (`TestReport.from_item_and_call`, `CallInfo.from_call`, the runner's `call_and_report`,
-  `Function.runtest`, `pytest_pyfunc_call`, ...) with their code objects and, before every
-  record, says so when one was replaced or had its `__code__` swapped (`{"tampered": name}`):
-  the run then counts as tampered.
+- notes, before any test runs, every function that makes, runs or reports a test — those of
+  pytest's runner, reports, python, skipping, main, outcomes, nodes, fixtures, assertion and
+  unittest modules and of pluggy's hook machinery, with the methods of their classes — with
+  their code objects, and the plugins registered when collection starts; before every
+  record it says so when one was replaced or had its `__code__` swapped, or when a plugin
+  object appeared since (`{"tampered": name}`): the run then counts as tampered.
 
 `read_stream` checks every line's MAC and the unbroken sequence; the first verdict of a test
 phase wins (a rewrite later, e.g. from an `atexit` hook, changes nothing); a bad MAC or a
@@ -47,8 +48,16 @@ os.dup2(2, 1)
 _cwd = os.getcwd()
 sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
 _roots = [r for r in os.environ.pop("RLVR_IMPORT_ROOTS", "").split(os.pathsep) if r]
-import pytest
-import _pytest.python, _pytest.reports, _pytest.runner, _pytest.skipping
+import pytest, types
+import importlib
+
+#: the modules whose functions make, run or report a test: every function in them, and every
+#: function-valued attribute of the classes they define, is watched
+_WATCHED = ("_pytest.runner", "_pytest.reports", "_pytest.python", "_pytest.skipping",
+            "_pytest.main", "_pytest.outcomes", "_pytest.nodes", "_pytest.fixtures",
+            "_pytest.python_api", "_pytest.unittest", "_pytest.assertion.rewrite",
+            "_pytest.assertion.util", "pluggy._hooks", "pluggy._callers", "pluggy._manager",
+            "pluggy._result")
 
 def _code(value):
     """The code object behind a function, a classmethod/staticmethod or a property's getter
@@ -57,42 +66,41 @@ def _code(value):
     return getattr(value, "__code__", None)
 
 def _snapshot():
-    """What decides a test phase's verdict, as it is before any code of the repository runs
+    """What makes, runs and reports a test, as it is before any code of the repository runs
     (each compared by identity, and by the identity of its code, before every record)."""
-    report, call, runner = _pytest.reports.TestReport, _pytest.runner.CallInfo, _pytest.runner
-    python = _pytest.python
     found = []
-    for name, owner, attr in (
-            ("TestReport.from_item_and_call", report, "from_item_and_call"),
-            ("TestReport.__init__", report, "__init__"),
-            ("BaseReport.passed", _pytest.reports.BaseReport, "passed"),
-            ("BaseReport.failed", _pytest.reports.BaseReport, "failed"),
-            ("CallInfo.from_call", call, "from_call"),
-            ("runner.call_and_report", runner, "call_and_report"),
-            ("runner.call_runtest_hook", runner, "call_runtest_hook"),
-            ("runner.pytest_runtest_makereport", runner, "pytest_runtest_makereport"),
-            ("runner.runtestprotocol", runner, "runtestprotocol"),
-            ("runner.pytest_runtest_call", runner, "pytest_runtest_call"),
-            ("skipping.pytest_runtest_makereport", _pytest.skipping,
-             "pytest_runtest_makereport"),
-            ("Function.runtest", python.Function, "runtest"),
-            ("Function._getobj", python.Function, "_getobj"),
-            ("Function.setup", python.Function, "setup"),
-            ("PyobjMixin.obj", python.PyobjMixin, "obj"),
-            ("python.pytest_pyfunc_call", python, "pytest_pyfunc_call")):
-        value = vars(owner).get(attr)
-        found.append((name, owner, attr, value, _code(value)))
+    for module_name in _WATCHED:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        owners = [(module_name, module)] + [
+            (module_name + "." + name, value) for name, value in vars(module).items()
+            if isinstance(value, type) and value.__module__ == module_name]
+        for label, owner in owners:
+            for attr, value in list(vars(owner).items()):
+                code = _code(value)
+                if code is not None:
+                    found.append((label + "." + attr, owner, attr, value, code))
     return found
 
 def _plugin(fd, key, snapshot):
     import hashlib, hmac, json
     seq = [0]
+    plugins = {}  # id -> plugin object, registered before any test module was imported
 
     def replaced():
         for name, owner, attr, value, code in snapshot:
             now = vars(owner).get(attr)
             if now is not value or _code(now) is not code:
                 return name
+        manager = plugins.get("manager")
+        if manager is not None:  # a plugin object registered by imported code
+            if getattr(manager, "_inner_hookexec", None) is not plugins.get("hookexec"):
+                return "PluginManager._inner_hookexec"
+            for plugin in manager.get_plugins():
+                if id(plugin) not in plugins and not isinstance(plugin, types.ModuleType):
+                    return "plugin " + type(plugin).__name__
         return None
 
     def emit(record):
@@ -105,6 +113,13 @@ def _plugin(fd, key, snapshot):
             data = data[os.write(fd, data):]
 
     class Report:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_collection(self, session):
+            manager = session.config.pluginmanager
+            plugins.update((id(p), p) for p in manager.get_plugins())
+            plugins["manager"] = manager
+            plugins["hookexec"] = getattr(manager, "_inner_hookexec", None)
+
         def pytest_runtest_logreport(self, report):
             name = replaced()
             if name is not None:  # code of the repository replaced how verdicts are made

@@ -80,3 +80,39 @@ def test_an_honest_comparison_is_not_flagged():
 ])
 def test_class_graph_walks_and_code_swaps_are_flagged(source, construct):
     assert construct in {c for c, _ in constructs(source)}
+
+
+def test_every_written_file_is_read_whatever_its_name():
+    """Code in a data file runs through runpy as surely as a module: it is read too; data that
+    is not Python (text, CSV) flags nothing."""
+    plugin = b"import gc, pytest\nfor o in gc.get_objects():\n    pass\n"
+    init = b'import runpy, os\nrunpy.run_path(os.path.join(os.path.dirname(__file__), "g.dat"))\n'
+    flags = flag_changes({"pkg/g.dat": plugin, "pkg/__init__.py": init, "pkg/notes.txt":
+                          b"plain words, not code\n", "pkg/data.csv": b"1,2,3\n4,5,6\n"},
+                         {"pkg/__init__.py": b""}, ["pkg/g.dat", "pkg/__init__.py",
+                                                    "pkg/notes.txt", "pkg/data.csv"])
+    found = {(f.path, f.construct) for f in flags}
+    assert {("pkg/g.dat", "gc_introspection"), ("pkg/g.dat", "imports_pytest"),
+            ("pkg/__init__.py", "code_loading")} <= found, found
+    assert not any(path in ("pkg/notes.txt", "pkg/data.csv") for path, _ in found)
+
+
+@pytest.mark.parametrize("source", [
+    "import runpy\n", "import pickle\n", "from importlib import util\n",
+    "import pkgutil\nC = pkgutil.resolve_name('_py' + 'test.runner:CallInfo')\n",
+    "import types\nf = types.FunctionType(code, {})\n",
+])
+def test_code_loading_is_flagged(source):
+    assert "code_loading" in {c for c, _ in constructs(source)}
+
+
+def test_hostile_sizes_and_nesting_are_flagged_without_exhausting_the_trainer():
+    """A file made to blow up the parser (3 MiB of statements: ~2 GB of AST) or its recursion
+    is flagged, never parsed whole, never an exception."""
+    big = b"a = 1\n" * (1 << 19) + b"import gc\n"
+    assert ("oversized_source", 1) in constructs(big)
+    assert constructs(b"x = '" + b"y" * (1 << 18) + b"'\n") == []  # big data, no risky name
+    assert ("unparsable_source", 1) in constructs(b"x = " + b"-" * 100_000 + b"1\n")
+    assert ("unparsable_source", 1) in constructs(b"x = " + b"1+" * 60_000 + b"1\n")
+    assert ("constant_eq", 2) in constructs(
+        "class N(float):\n    def __eq__(self, other):\n        return other is other\n")
