@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from rlvr_envs.tasks.repo.disk_budget import DiskWatch, workspace_usage
 from rlvr_envs.tasks.repo.monitor import flag_changes
+from rlvr_envs.tasks.repo.processes import kill_tagged
 from rlvr_envs.tasks.repo.snapshot import apply_patch
 from rlvr_envs.tasks.repo.workspace import Changes, diff_trees, write_changes
 from rlvr_envs.tasks.repo.writeback import read_entry
@@ -204,13 +206,25 @@ def run_pytest(sandbox: Sandbox, tree: Path, args: Sequence[str], metadata: Mapp
     return report, result
 
 
+#: what a graded run may add to its tree on the host's disk (the library's code runs there)
+GRADING_DISK_BUDGET_MB = 1024
+
+
 def run_tests(sandbox: Sandbox, tree: Path, test_ids: Sequence[str],
               metadata: Mapping[str, Any], *, timeout: float,
-              config_from: Path | None = None) -> tuple[RunVerdict, Any]:
+              config_from: Path | None = None,
+              disk_budget_mb: int = GRADING_DISK_BUDGET_MB) -> tuple[RunVerdict, Any]:
     """Run exactly `test_ids`; the verdict comes from the plugin's report and the real exit
-    status, never from printed output."""
-    report, result = run_pytest(sandbox, tree, test_ids, metadata, timeout=timeout,
-                                config_from=config_from)
+    status, never from printed output. A run that adds more than `disk_budget_mb` to its tree
+    is killed (`DiskWatch`) and scores `workspace_too_large`."""
+    token = secrets.token_hex(12)
+    start, _ = workspace_usage(tree, 1 << 62)
+    watch = DiskWatch(tree, start + (disk_budget_mb << 20), lambda: kill_tagged(token, tree))
+    with watch:
+        report, result = run_pytest(sandbox, tree, test_ids, metadata, timeout=timeout,
+                                    config_from=config_from, extra_env={"RLVR_EPISODE": token})
+    if watch.exceeded:
+        return RunVerdict(reason="workspace_too_large"), result
     return verdict_of(report, result.exit_code, test_ids, timed_out=result.timed_out), result
 
 

@@ -92,3 +92,23 @@ def test_protected_paths(path, protected):
 
 def test_task_test_files_are_protected_whatever_their_name():
     assert is_protected("checks/spec.py", {"checks/spec.py"})
+
+
+def test_a_graded_run_that_fills_the_disk_is_killed(repo_sandbox, tmp_path):
+    """The library's own code runs at grading in a tree on the host's disk: a run that adds
+    more than its disk budget is killed and scores workspace_too_large."""
+    from rlvr_envs.tasks.repo.grading import run_tests
+    tree = tmp_path / "repo"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "filler.py").write_text(
+        "for i in range(60):\n"
+        "    with open('fill%d.bin' % i, 'wb') as f:\n"
+        "        f.write(bytes(4 << 20))\n")
+    (tree / "tests" / "test_fill.py").write_text("import filler\n\ndef test_ok():\n    pass\n")
+    verdict, _ = run_tests(repo_sandbox, tree, ["tests/test_fill.py::test_ok"], {},
+                           timeout=120, disk_budget_mb=16)
+    assert verdict.reason == "workspace_too_large", verdict
+    assert len(list(tree.glob("fill*.bin"))) < 60  # killed long before the end
+    verdict, _ = run_tests(repo_sandbox, tree, ["tests/test_fill.py::test_ok"], {},
+                           timeout=120, disk_budget_mb=512)
+    assert verdict.reason == "correct", verdict
