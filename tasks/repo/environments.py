@@ -203,7 +203,7 @@ def _command_dir(site: Path, python: str) -> Path:
     return bin_dir
 
 
-def test_sandbox(backend: str, extra: Sequence[str] = (), **options: Any) -> EnvironmentSandbox:
+def pytest_sandbox(backend: str, extra: Sequence[str] = (), **options: Any) -> EnvironmentSandbox:
     """The default repo-task sandbox on "bwrap" or "local": this interpreter with its
     site-packages (and the virtualenv) hidden and only pytest, its dependencies and `extra`
     (the tasks' own test dependencies) shown, copied into an environment directory. Nothing
@@ -211,7 +211,12 @@ def test_sandbox(backend: str, extra: Sequence[str] = (), **options: Any) -> Env
     an installed copy of a package a task repairs."""
     from rlvr_envs.sandbox import get_sandbox
 
-    site, _ = build_environment("pytest", extra)
+    try:
+        site, _ = build_environment("pytest", extra)
+    except OSError as err:
+        raise PackageEnvironmentError(
+            f"cannot build the repo tasks' test environment under {env_root()}: {err}; set "
+            f"RLVR_ENV_DIR to a writable directory outside /tmp") from err
     inner = get_sandbox(backend, hide_site_packages=True, ro_binds=[str(site.parent)], **options)
     return EnvironmentSandbox(inner, site, python=inner.python,
                               bin_dir=_command_dir(site, inner.python))

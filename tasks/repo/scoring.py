@@ -36,7 +36,7 @@ def make_sandbox(backend: str | Sandbox = "auto", *, test_requirements: Sequence
     task files (gold patches included) and write the host. On "bwrap" and "local" the runs see
     this interpreter with pytest, its dependencies and `test_requirements` (installed
     distributions the tasks' tests import) and no other installed package
-    (`environments.test_sandbox`)."""
+    (`environments.pytest_sandbox`)."""
     from rlvr_envs.sandbox import Sandbox, auto_backend, backend_class, get_sandbox
 
     if isinstance(backend, Sandbox) or hasattr(backend, "run"):
@@ -44,8 +44,8 @@ def make_sandbox(backend: str | Sandbox = "auto", *, test_requirements: Sequence
     if backend == "auto":
         backend = auto_backend()
     if "hide_site_packages" in inspect.signature(backend_class(backend).__init__).parameters:
-        from rlvr_envs.tasks.repo.environments import test_sandbox
-        return test_sandbox(backend, test_requirements, **options)
+        from rlvr_envs.tasks.repo.environments import pytest_sandbox
+        return pytest_sandbox(backend, test_requirements, **options)
     if test_requirements:
         raise ValueError(f"test_requirements apply to the 'bwrap' and 'local' backends; "
                          f"{backend!r} runs its own image or the host's installation")

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 import rlvr_envs
@@ -66,3 +67,12 @@ def test_a_submitted_patch_cannot_write_outside_the_tree(repo_sandbox, calc_task
         assert score.reward == 0.0 and score.verifier == "patch_does_not_apply"
     assert not target.exists() and not (tmp_path / "x").exists()
     scorer.close()
+
+
+def test_an_unwritable_test_environment_directory_is_a_clear_error(tmp_path, monkeypatch):
+    from rlvr_envs.tasks.repo.environments import PackageEnvironmentError, pytest_sandbox
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("RLVR_ENV_DIR", str(blocker / "envs"))
+    with pytest.raises(PackageEnvironmentError, match="RLVR_ENV_DIR"):
+        pytest_sandbox("bwrap")
