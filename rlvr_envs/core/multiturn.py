@@ -61,6 +61,9 @@ class ToolSpec:
                                 f"missing {missing}, unknown {unknown}")
         kinds = {"string": str, "integer": int, "boolean": bool, "number": (int, float),
                  "array": list, "object": dict}
+        if _holds_nul(arguments):  # no path, command or argv can carry one
+            raise ToolCallError(f"the arguments of tool {self.name!r} contain a NUL character "
+                                f"(\\u0000)")
         for key, value in arguments.items():
             want = props[key].get("type")
             python_type = kinds.get(want)
@@ -70,6 +73,22 @@ class ToolSpec:
             if not isinstance(value, python_type) or bad_bool:
                 raise ToolCallError(f"argument {key!r} of tool {self.name!r} must be {want}, "
                                     f"got {type(value).__name__}: {value!r:.60}")
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether a NUL character is in any string of `value` (walked without recursion)."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, Mapping):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    return False
 
 
 @dataclass(frozen=True)
@@ -107,6 +126,8 @@ def parse_tool_call(action: str | Mapping[str, Any]) -> ToolCall:
         except json.JSONDecodeError as err:
             raise ToolCallError(f"the tool call is not valid JSON ({err.msg} at char {err.pos})"
                                 ) from None
+        except RecursionError:
+            raise ToolCallError("the tool call nests too deeply to read") from None
     else:
         raise ToolCallError(f"an action is the model's text (str) or a tool call (dict), "
                             f"got {type(action).__name__}")
@@ -116,7 +137,7 @@ def parse_tool_call(action: str | Mapping[str, Any]) -> ToolCall:
     if isinstance(arguments, str):  # some templates emit arguments as a JSON string
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise ToolCallError("'arguments' is a string that is not a JSON object") from None
     if not isinstance(arguments, dict):
         raise ToolCallError(f"'arguments' must be a JSON object, got {type(arguments).__name__}")

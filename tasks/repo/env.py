@@ -10,7 +10,6 @@ every command and before grading, every process the episode started is killed.
 from __future__ import annotations
 
 import secrets
-import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -21,7 +20,7 @@ from rlvr_envs.tasks.repo.grading import project_config, pytest_command, pytest_
 from rlvr_envs.tasks.repo.processes import kill_tagged
 from rlvr_envs.tasks.repo.records import check_repo_task, load_repo_tasks
 from rlvr_envs.tasks.repo.scoring import COMPONENTS, RepoScorer
-from rlvr_envs.tasks.repo.workspace import build_workspace
+from rlvr_envs.tasks.repo.workspace import build_workspace, remove_tree
 
 from rlvr_envs.core.multiturn import MultiTurnEnv, ToolCall, ToolCallError, ToolResult
 from rlvr_envs.core.scoring import Score, zero_score
@@ -110,7 +109,7 @@ class RepoEditEnv(MultiTurnEnv):
             self._session = None
         if self._episode_dir is not None:
             kill_tagged(self._token, self._workspace)
-            shutil.rmtree(self._episode_dir, ignore_errors=True)
+            remove_tree(self._episode_dir)
         self._episode_dir = self._workspace = None
 
     def scripted_agents(self) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from rlvr_envs.tasks.repo.disk_budget import DiskWatch, workspace_usage
 from rlvr_envs.tasks.repo.monitor import flag_changes
 from rlvr_envs.tasks.repo.processes import kill_tagged
 from rlvr_envs.tasks.repo.snapshot import apply_patch
-from rlvr_envs.tasks.repo.workspace import Changes, diff_trees, write_changes
+from rlvr_envs.tasks.repo.workspace import Changes, diff_trees, remove_tree, write_changes
 from rlvr_envs.tasks.repo.writeback import read_entry
 
 from rlvr_envs.core.scoring import Score, zero_score
@@ -261,7 +261,7 @@ def grade_changes(sandbox: Sandbox, base_tree: Path, changes: Changes,
         verdict, result = run_tests(sandbox, tree, required, metadata, timeout=timeout,
                                     config_from=base_tree)
     finally:
-        shutil.rmtree(parent, ignore_errors=True)
+        remove_tree(parent)
     score = score_from_verdict(verdict, metadata, partial_credit=partial_credit,
                                dropped=dropped)
     score.details["hacking"] = flags

@@ -168,8 +168,40 @@ def _content(path: Path) -> bytes | str | None:
     return read_entry(path)  # fifos, sockets, devices: None (not source)
 
 
+#: the deepest directory nesting a workspace may have (walkers recurse; a real repository's
+#: tree is a few levels deep)
+MAX_DEPTH = 64
+
+
+def check_depth(root: Path, limit: int = MAX_DEPTH) -> None:
+    """WorkspaceTooLarge when directories under `root` nest deeper than `limit` (walked
+    without recursion and without following links)."""
+    todo = [(str(root), 0)]
+    while todo:
+        path, depth = todo.pop()
+        if depth > limit:
+            raise WorkspaceTooLarge(f"the workspace nests directories deeper than {limit} levels")
+        try:
+            with os.scandir(path) as entries:
+                todo.extend((e.path, depth + 1) for e in entries if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a directory tree, however deep (shutil.rmtree recurses: a tree nested past
+    Python's recursion limit would stay on disk and raise)."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        pass
+    if os.path.lexists(path):
+        subprocess.run(["rm", "-rf", "--", str(path)], capture_output=True, check=False)
+
+
 def collect_changes(base_tree: Path, workspace: Path, *, max_bytes: int = 50 * 2**20) -> Changes:
     """What differs between the workspace and the base tree, file by file."""
+    check_depth(workspace)
     base, work = _snapshot(base_tree), _snapshot(workspace)
     changes = Changes()
     for rel, path in work.items():

@@ -296,3 +296,29 @@ def test_disk_usage_counts_allocated_blocks_and_stops_early(tmp_path):
     used, entries = workspace_usage(tmp_path, 1 << 40)
     assert 100_000 <= used < 1 << 20 and entries == 3
     assert workspace_usage(tmp_path, 1 << 40, stop_entries=1)[1] == 2
+
+
+@pytest.mark.parametrize("action", [
+    '<tool_call>' + "[" * 100_000 + '</tool_call>',
+    {"name": "bash", "arguments": '{"command": ' + "[" * 100_000 + "}"},
+    {"name": "bash", "arguments": {"command": "echo a\u0000b"}},
+    {"name": "create", "arguments": {"path": "a\u0000.py", "content": "x"}},
+    {"name": "run_tests", "arguments": {"tests": ["tests/x.py\u0000"]}},
+])
+def test_hostile_calls_are_tool_errors_not_exceptions(repo_env, calc_task, action):
+    repo_env.reset(options={"task": calc_task.id})
+    obs, reward, terminated, truncated, info = repo_env.step(action)
+    assert obs.startswith("error:") and info["tool_error"] and reward == 0.0
+
+
+def test_a_tree_nested_past_the_recursion_limit_scores_zero_and_is_removed(repo_env, calc_task):
+    """Every walker of the workspace recursed: a directory 1500 levels deep made submit a
+    tool error and reset/close raise, leaving the episode on the host's disk."""
+    repo_env.reset(options={"task": calc_task.id})
+    episode_dir = repo_env.workspace.parent
+    repo_env.step({"name": "bash", "arguments": {
+        "command": "d=$(printf 'a/%.0s' $(seq 1500)); mkdir -p $d && touch $d/x.py"}})
+    obs, reward, terminated, _, info = repo_env.step({"name": "submit", "arguments": {}})
+    assert terminated and reward == 0.0 and info["verifier"] == "workspace_too_large", obs
+    assert not episode_dir.exists()
+    repo_env.reset(options={"task": calc_task.id})  # and the env goes on
