@@ -49,58 +49,93 @@ _cwd = os.getcwd()
 sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
 _roots = [r for r in os.environ.pop("RLVR_IMPORT_ROOTS", "").split(os.pathsep) if r]
 import pytest, types
-import importlib
+import importlib, _pytest.config
 
-#: the modules whose functions make, run or report a test: every function in them, and every
-#: function-valued attribute of the classes they define, is watched
-_WATCHED = ("_pytest.runner", "_pytest.reports", "_pytest.python", "_pytest.skipping",
-            "_pytest.main", "_pytest.outcomes", "_pytest.nodes", "_pytest.fixtures",
-            "_pytest.python_api", "_pytest.unittest", "_pytest.assertion.rewrite",
-            "_pytest.assertion.util", "pluggy._hooks", "pluggy._callers", "pluggy._manager",
-            "pluggy._result")
+_OURS = ("_pytest", "pytest", "pluggy")
+
+def _ours(name):
+    return isinstance(name, str) and name.split(".")[0] in _OURS
 
 def _code(value):
     """The code object behind a function, a classmethod/staticmethod or a property's getter
     (replacing `__code__` changes what runs without changing the function's identity)."""
-    value = getattr(value, "fget", None) or getattr(value, "__func__", None) or value
-    return getattr(value, "__code__", None)
+    if isinstance(value, property):
+        value = value.fget
+    elif isinstance(value, (classmethod, staticmethod, types.MethodType)):
+        value = value.__func__  # no getattr on anything else: pytest.mark makes a mark of it
+    return value.__code__ if isinstance(value, types.FunctionType) else None
 
 def _snapshot():
-    """What makes, runs and reports a test, as it is before any code of the repository runs
-    (each compared by identity, and by the identity of its code, before every record)."""
-    found = []
-    for module_name in _WATCHED:
+    """Everything of pytest and pluggy that could make a verdict, as it is when collection
+    starts (before any code of the repository runs): every function of their modules (the default plugins imported first)
+    and every function-valued attribute of their classes, compared by identity and by the
+    identity of its code before every record, and each class's set of attribute names (a
+    method added where none was, such as `__bool__`, counts too)."""
+    for name in _pytest.config.default_plugins:
         try:
-            module = importlib.import_module(module_name)
+            importlib.import_module("_pytest." + name)
         except ImportError:
+            pass
+    functions, classes, seen = [], [], set()
+    for module_name, module in sorted(sys.modules.items()):
+        if not _ours(module_name) or module is None:
             continue
-        owners = [(module_name, module)] + [
-            (module_name + "." + name, value) for name, value in vars(module).items()
-            if isinstance(value, type) and value.__module__ == module_name]
-        for label, owner in owners:
-            for attr, value in list(vars(owner).items()):
-                code = _code(value)
-                if code is not None:
-                    found.append((label + "." + attr, owner, attr, value, code))
-    return found
+        for name, value in list(vars(module).items()):
+            if isinstance(value, type) and _ours(value.__module__) and id(value) not in seen:
+                seen.add(id(value))
+                classes.append((value, frozenset(vars(value))))
+                for attr, member in list(vars(value).items()):
+                    if _code(member) is not None:
+                        functions.append((value.__qualname__ + "." + attr, value, attr, member,
+                                          _code(member)))
+            elif _code(value) is not None and not isinstance(value, type):
+                functions.append((module_name + "." + name, module, name, value, _code(value)))
+    return functions, classes
 
-def _plugin(fd, key, snapshot):
+def _plugin(fd, key):
     import hashlib, hmac, json
     seq = [0]
+    functions, classes = [], []  # filled when collection starts (`Report.pytest_collection`)
     plugins = {}  # id -> plugin object, registered before any test module was imported
 
+    def allowed_late(plugin, manager):
+        """A plugin registered after collection began that pytest itself would register: a
+        conftest module, or a module a conftest names in `pytest_plugins`."""
+        if not isinstance(plugin, types.ModuleType):
+            return False
+        if os.path.basename(getattr(plugin, "__file__", "") or "") == "conftest.py":
+            return True
+        return any(plugin.__name__ in (getattr(p, "pytest_plugins", ()) or ())
+                   for p in manager.get_plugins() if isinstance(p, types.ModuleType))
+
+    def foreign_hookimpl(manager):
+        for caller in list(vars(manager.hook).values()):
+            if getattr(caller, "_hookexec", None) != manager._hookexec:
+                return "HookCaller._hookexec of " + str(getattr(caller, "name", "?"))
+            for impl in caller.get_hookimpls():
+                if not manager.is_registered(impl.plugin) or getattr(
+                        impl.plugin, getattr(impl.function, "__name__", ""), None) != impl.function:
+                    return "hook implementation " + str(getattr(impl, "plugin_name", "?"))
+        return None
+
     def replaced():
-        for name, owner, attr, value, code in snapshot:
+        for name, owner, attr, value, code in functions:
             now = vars(owner).get(attr)
             if now is not value or _code(now) is not code:
                 return name
+        for cls, names in classes:
+            if len(vars(cls)) != len(names):  # a method added (data such as flags is not)
+                added = [k for k in list(vars(cls)) if k not in names]
+                if any(_code(vars(cls).get(k)) is not None for k in added):
+                    return cls.__qualname__ + "." + added[0]
         manager = plugins.get("manager")
-        if manager is not None:  # a plugin object registered by imported code
+        if manager is not None:  # what imported code may have added to the hook machinery
             if getattr(manager, "_inner_hookexec", None) is not plugins.get("hookexec"):
                 return "PluginManager._inner_hookexec"
             for plugin in manager.get_plugins():
-                if id(plugin) not in plugins and not isinstance(plugin, types.ModuleType):
+                if id(plugin) not in plugins and not allowed_late(plugin, manager):
                     return "plugin " + type(plugin).__name__
+            return foreign_hookimpl(manager)
         return None
 
     def emit(record):
@@ -115,6 +150,11 @@ def _plugin(fd, key, snapshot):
     class Report:
         @pytest.hookimpl(tryfirst=True)
         def pytest_collection(self, session):
+            # pytest's own plugins have configured (some add methods to pytest's classes);
+            # no test module and so no library code has been imported yet
+            found_functions, found_classes = _snapshot()
+            functions.extend(found_functions)
+            classes.extend(found_classes)
             manager = session.config.pluginmanager
             plugins.update((id(p), p) for p in manager.get_plugins())
             plugins["manager"] = manager
@@ -154,7 +194,7 @@ def _plugin(fd, key, snapshot):
 _site = next((i for i, p in enumerate(sys.path)
               if p.rstrip("/").endswith(("site-packages", "dist-packages"))), len(sys.path))
 sys.path[_site:_site] = _roots
-_report = _plugin(_out, _key, _snapshot())
+_report = _plugin(_out, _key)
 del _key, _out
 raise SystemExit(pytest.main(sys.argv[1:], plugins=[_report]))
 '''

@@ -9,8 +9,9 @@ every construct below that occurs more often after the change than before it:
 - `atexit` (import or use), `os._exit`
 - `gc.get_objects` / `get_referrers` / `get_referents`
 - frame and tracer introspection: `sys._getframe`, `inspect.currentframe` / `stack` /
-  `getouterframes` / `getinnerframes`, `f_back`, `f_locals`, `f_globals`, `tb_frame`,
-  `sys.settrace` / `setprofile`
+  `getouterframes` / `getinnerframes` / `getargvalues` / `getmodule`, `traceback.walk_stack`
+  / `walk_tb`, `f_back`, `f_locals`, `f_globals`, `tb_frame`, `gi_frame`, `sys.settrace` /
+  `setprofile` / `addaudithook`, `__self__` (`len.__self__` is the builtins module)
 - any use of `sys.modules` (a read finds pytest's modules as well as a write replaces them;
   also `from sys import modules`, `sys.__dict__`, `vars(sys)`)
 - imports of `pytest`, `_pytest` or `pluggy` (also via `__import__` / `importlib`), and a
@@ -19,7 +20,9 @@ every construct below that occurs more often after the change than before it:
   code; the file is read as Python reads it, by its cookie)
 - `builtins` patching (`__builtins__`, assignment to or `setattr` on `builtins`)
 - a comparison method (`__eq__`, `__ne__`, `__lt__`, ..., `__contains__`) that does not read
-  both operands (`return True`, `return 1 == 1`, `return other is other`)
+  both operands outside a tautology (`return True`, `return 1 == 1`, `return self is self and
+  other is other`), or one assigned anything but a lambda that does (`__eq__ =
+  partial(is_not, None)`)
 - walks of the class graph and code swaps: `__subclasses__` (reaches pytest's classes from
   `object` without an import), `__code__`, `__globals__` (also through `getattr` and
   `setattr` with the name as a literal)
@@ -65,6 +68,9 @@ _MODULE_FLAGS = {"atexit": "atexit", "ctypes": "ctypes", "builtins": "builtins_i
                  **dict.fromkeys(("runpy", "pickle", "_pickle", "marshal", "shelve", "dill",
                                   "cloudpickle", "zipimport", "pkgutil", "importlib"),
                                  "code_loading")}
+_ATTR_FLAGS.update(dict.fromkeys(("walk_stack", "walk_tb", "getargvalues", "getmodule",
+                                  "gi_frame", "cr_frame", "ag_frame", "addaudithook",
+                                  "__self__"), "frame_inspection"))
 _ATTR_FLAGS.update(dict.fromkeys(("CodeType", "FunctionType", "resolve_name", "run_path",
                                   "run_module", "spec_from_file_location", "exec_module",
                                   "SourceFileLoader"), "code_loading"))
@@ -129,8 +135,29 @@ def _ignores_operand(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) 
     if len(params) < 2:
         return True
     body = func.body if isinstance(func.body, list) else [func.body]
-    read = {node.id for stmt in body for node in ast.walk(stmt) if isinstance(node, ast.Name)}
-    return not {params[0].arg, params[1].arg} <= read  # `return other is other` ignores self
+    read: set[str] = set()
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if _tautology(node):  # `other is other`, `1 == 1 or x`: reads nothing that matters
+            continue
+        if isinstance(node, ast.Name):
+            read.add(node.id)
+        todo.extend(ast.iter_child_nodes(node))
+    return not {params[0].arg, params[1].arg} <= read
+
+
+def _tautology(node: ast.AST) -> bool:
+    """An expression whose value does not depend on the names in it: a name compared with
+    itself (`x is x`, `x == x`), `isinstance(x, object)`, an `or` with a true constant."""
+    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name):
+        return all(isinstance(c, ast.Name) and c.id == node.left.id for c in node.comparators)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "isinstance" and len(node.args) == 2:
+        return isinstance(node.args[1], ast.Name) and node.args[1].id == "object"
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return any(isinstance(v, ast.Constant) and bool(v.value) for v in node.values)
+    return False
 
 
 def constructs(source: str | bytes) -> list[tuple[str, int]]:
@@ -195,9 +222,10 @@ def constructs(source: str | bytes) -> list[tuple[str, int]]:
                     found.append(("builtins_patching", line))
                 name = target.id if isinstance(target, ast.Name) else \
                     target.attr if isinstance(target, ast.Attribute) else ""
-                if name in _COMPARISONS and isinstance(node, ast.Assign) and \
-                        isinstance(node.value, ast.Lambda) and _ignores_operand(node.value):
-                    found.append(("constant_eq", line))
+                if name in _COMPARISONS and isinstance(node, ast.Assign) and not (
+                        isinstance(node.value, ast.Lambda) and not _ignores_operand(node.value)
+                        or isinstance(node.value, ast.Constant) and node.value.value is None):
+                    found.append(("constant_eq", line))  # `__eq__ = partial(is_not, None)`
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name in _COMPARISONS and _ignores_operand(node):
                 found.append(("constant_eq", line))

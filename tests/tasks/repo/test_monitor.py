@@ -116,3 +116,19 @@ def test_hostile_sizes_and_nesting_are_flagged_without_exhausting_the_trainer():
     assert ("unparsable_source", 1) in constructs(b"x = " + b"1+" * 60_000 + b"1\n")
     assert ("constant_eq", 2) in constructs(
         "class N(float):\n    def __eq__(self, other):\n        return other is other\n")
+
+
+@pytest.mark.parametrize("source", [
+    "class N(float):\n    def __eq__(self, other):\n        return self is self and other is other\n",
+    "class N(float):\n    def __eq__(self, other):\n        return isinstance(other, object) or self\n",
+    "class N(float):\n    def __eq__(self, other):\n        return self.x == other.x or True\n",
+    "class N(float):\n    __eq__ = _ft.partial(_op.is_not, None)\n",
+])
+def test_tautologies_and_borrowed_comparisons_are_flagged(source):
+    assert ("constant_eq", 2) in constructs(source)
+
+
+def test_honest_comparisons_and_hash_none_are_not_flagged():
+    source = ("class P:\n    __hash__ = None\n    __eq__ = None\n"
+              "    def __lt__(self, other):\n        return self.x < other.x or self.y < other.y\n")
+    assert constructs(source) == []
