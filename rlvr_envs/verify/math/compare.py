@@ -100,6 +100,20 @@ def _operator_spelling(s: str) -> str:
                                              else "*", clean(_MATH_NOISE.sub(" ", s))))
 
 
+_NUMBER_TOKEN = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _built_from_question(answer: str, question: str, gold: str) -> bool:
+    """An expression for a one-number gold made only of the question's own numbers (0 and 1
+    aside: `+0`, `1\\cdot(...)`), however it is bracketed or reordered: `(5 - 8 \\times
+    (27 - 70))` for "Compute $5 - 8 \\times (27 - 70)$"."""
+    value = parse_leaf(canonical(gold))
+    if not isinstance(value, Num) or value.percent or value.unit:
+        return False
+    numbers = {n for n in _NUMBER_TOKEN.findall(answer) if n not in ("0", "1")}
+    return len(numbers) >= 2 and numbers <= set(_NUMBER_TOKEN.findall(question))
+
+
 def restates_question(answer: str, question: str, gold: str) -> bool:
     """True when `answer` copies an expression of the question instead of evaluating it
     ("Compute $12 + 7 \\times 3$." answered `12 + 7 \\times 3`; "Simplify $\\sqrt{8}$." answered
@@ -111,7 +125,7 @@ def restates_question(answer: str, question: str, gold: str) -> bool:
     spelled = _operator_spelling(answer)
     if len(spelled) < 3 or spelled == _operator_spelling(gold):
         return False
-    return spelled in _operator_spelling(question)
+    return spelled in _operator_spelling(question) or _built_from_question(answer, question, gold)
 
 
 def aligned(gold: str, answer: str) -> tuple[str, str, bool | None]:

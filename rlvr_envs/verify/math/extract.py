@@ -10,9 +10,10 @@ reasoning ends and what the final answer is.
   without think tags is all answer; a `</think>` without `<think>` (the chat template opened the
   block in the prompt) closes the reasoning that precedes it.
 * Inside a section, in order: every `\\boxed{}` / `\\fbox{}` (a box inside a box is read once,
-  through the outer one; a `\\boxed{` left open at the end is no answer; an "or" right after
-  the last box is a hedge; a value stated after the last box, "the answer is 6", "#### 6", counts
-  beside the boxes, so a later different value is a hedge), else the
+  through the outer one; a `\\boxed{` left open at the end is no answer; "or", "maybe",
+  "otherwise", "/" right after the last box is a hedge; answer tags and a value stated after
+  the last box, "the answer is 6", "#### 6", count beside the boxes, so a different value is
+  a hedge), else the
   `<answer>…</answer>` tags, else stated answers: the Minerva line "The final answer is $x$.
   I hope it is correct.", GSM8K `#### x` lines, "the answer is x" sentences, lines opening
   "Answer: x". Every stated answer counts, so two `####` lines with different values are a
@@ -41,10 +42,15 @@ _ANSWER_IS = re.compile(
     re.IGNORECASE | re.MULTILINE)
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 #: an "or" right after a box (`\boxed{5} (or possibly 6)`, `$\boxed{5}$ or $6$`): a hedge
-_OR_AFTER_BOX = re.compile(r"[\s$,(]*(?:\\[)\]][\s$,(]*)?or\b", re.IGNORECASE)
+_OR_AFTER_BOX = re.compile(
+    r"(?:[\s$,.;(/]|\\[)\],;:! ]|\\(?:text|mathrm|mbox|textbf)\s*\{)*"
+    r"(?:or|otherwise|maybe|perhaps|possibly|alternatively|either)\b"
+    r"|[\s$]*/[\s$]*[-+\d\\(]", re.IGNORECASE)
 #: a stated answer that reads as a value (a digit, math, or a choice letter), not a verdict
 #: on one ("the answer is correct")
-_VALUE_LIKE = re.compile(r"[\d$\\]|^\W*[A-E]\W*$")
+_VALUE_LIKE = re.compile(
+    r"[\d$\\]|^\W*[A-E]\W*$|^\W*(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|twenty|thirty|hundred|thousand)\b", re.IGNORECASE)
 _PROSE = re.compile(r"(?:[A-Za-z]{2,}[,;:]?\s+){3}[A-Za-z]")
 
 
@@ -136,14 +142,13 @@ def stated_answers(text: str) -> list[str]:
     """Answers stated without tags: Minerva lines, else `#### x` lines, else "the answer is x"
     sentences (those that go on as prose, "the answer: first we add...", are not answers)."""
     patterns = ((_MINERVA, str.strip), (_GSM8K, str.strip), (_ANSWER_IS, _sentence))
+    found = []
     for pattern, read in patterns[int(_MINERVA_END not in text):]:
-        found = [read(m.group(1)) for m in pattern.finditer(text)]
-        found = [a for a in found if a and not _PROSE.match(a)]
-        if found:
-            if len(found) > MAX_ANSWERS:
-                raise AnswerRefused(HEDGED)
-            return found
-    return []
+        found += [a for a in (read(m.group(1)) for m in pattern.finditer(text))
+                  if a and not _PROSE.match(a)]
+        if len(found) > MAX_ANSWERS:
+            raise AnswerRefused(HEDGED)
+    return found
 
 
 def _inline(text: str) -> list[str]:
@@ -174,14 +179,20 @@ def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
     tags = answer_tags(section)
     tagged = [a for content in tags for a in (_inline(content) or [content])]
     if answer_format == "r1":
+        if tags:  # what follows the last tag: another (unclosed) tag or a restated value
+            rest = section[section.rfind(ANSWER_CLOSE) + len(ANSWER_CLOSE):]
+            if ANSWER_OPEN in rest:
+                raise AnswerRefused(HEDGED)
+            tagged += [a for a in stated_answers(rest) if _VALUE_LIKE.search(a)]
         return tagged
     boxed = boxes(section)
     if boxed:  # a value stated after the last box overrides it: both count (a hedge if unequal)
         after = _after_last_box(section)
         if _OR_AFTER_BOX.match(section, after, after + 40):
             raise AnswerRefused(HEDGED)
-        return boxed + [a for a in stated_answers(section[after:])
-                        if _VALUE_LIKE.search(a) and not _BOX.search(a)]
+        return boxed + [t for t in tags if not _BOX.search(t)] + [
+            a for a in stated_answers(section[after:])
+            if _VALUE_LIKE.search(a) and not _BOX.search(a)]
     return tagged or stated_answers(section)
 
 

@@ -115,6 +115,14 @@ _TEXT = re.compile(r"[^\W\d_][^\W_ '\-.]*(?:[ '\-][^\W_][^\W_'\-.]*)*\.?")
 _NOT_UNITS = frozenset(
     ["or", "and", "not", "nor", "no", "neither", "either", "maybe", "perhaps", "approximately", "approx", "about", "around", "roughly", "nearly", "almost", "correct", "incorrect", "wrong", "true", "false", "answer", "answers", "mark", "marked", "grade", "grader", "is", "are", "was", "plus", "minus", "times", "less", "more", "than", "over", "under", "except", "but", "if", "unless", "possibly", "probably", "likely", "at", "least", "most"])
 _QUALIFIERS = _NOT_UNITS - {"or", "and"}  # those two separate list items instead
+# Words after a number that change its value or hedge it: never read as its unit (scale words,
+# `1.5 \text{ million}`, are rewritten to the number before this).
+_NOT_UNITS |= frozenset([
+    "hundred", "hundreds", "dozen", "dozens", "score", "squared", "cubed", "factorial",
+    "reciprocal", "inverse", "negative", "half", "halves", "double", "twice", "triple",
+    "thrice", "quarter", "quarters", "tenth", "tenths", "hundredth", "hundredths", "thousandth",
+    "thousandths", "power", "root", "mod", "modulo", "otherwise", "guess", "give", "take", "ish",
+    "bound", "upper", "lower", "estimate", "exactly", "sqrt"])
 _UNIT_ALIASES = {
     "centimeter": "cm", "centimetre": "cm", "meter": "m", "metre": "m", "kilometer": "km",
     "kilometre": "km", "millimeter": "mm", "millimetre": "mm", "inch": "in", "inche": "in",
@@ -138,6 +146,7 @@ _APPROX = re.compile(r"\\approx(?![a-zA-Z])|≈")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
+_DECIMAL_IN = re.compile(r"[+-]?\d*(?:\.(\d+))?(?<=\d)")
 _APPROXIMATION_TAIL = re.compile(
     r"(?:\\approx(?![a-zA-Z])|≈)\s*[+-]?\d*\.?\d+(?:\\?%)?\s*(?:\\ldots|\\dots|\.\.\.)?\s*$")
 
@@ -148,25 +157,34 @@ def exact_side(answer: str) -> str:
     tail = _APPROXIMATION_TAIL.search(answer)
     if tail is None or not answer[:tail.start()].strip() or _APPROX.search(answer, 0, tail.start()):
         return answer
-    return answer[:tail.start()].strip()
+    exact = answer[:tail.start()].strip()
+    value, rounded = parse_number(exact), _DECIMAL_IN.search(answer, tail.start())
+    if value is not None and rounded is not None:  # `5 \approx 6` approximates nothing
+        digits = len(rounded.group(1) or "")
+        if abs(value.value - _fraction(rounded.group())) >= Fraction(1, 10 ** digits):
+            return answer
+    return exact
 
 
 _TEXT_GROUP = re.compile(
     r"\\(?:text|textbf|textrm|textit|mathrm|mbox|operatorname)\s*\{([^{}]*)\}(?:\^\{?\d+\}?)?")
 _PLAIN_NUMBER = re.compile(r"[+-]?[\d,]*\.?\d+")
+_HEDGE_WORD = re.compile(r"\b(?:or|maybe|perhaps|otherwise|possibly|either)\b", re.IGNORECASE)
 _NUMBER_BEFORE = re.compile(r"[\d}]\s*(?:\\[,;:! ]\s*)*$")
 
 
 def text_hides_numbers(answer: str) -> bool:
-    """Whether a `\\text{}` group holds numbers the comparison would not read: digits inside
-    it (`3\\text{ hours and 20 minutes}`, `3\\text{ (or 4)}`) or a compound quantity
+    """Whether a `\\text{}` group holds what the comparison would drop as a unit although it
+    changes or hedges the value: digits (`3\\text{ hours and 20 minutes}`), a hedge
+    (`B \\text{ (or C)}`), a value word (`5\\text{ hundred}`), or a compound quantity
     (`2\\text{ feet }6\\text{ inches}`). Separator words (`\\text{ and }`) are list syntax."""
     for m in _TEXT_GROUP.finditer(answer):
         content = m.group(1).strip()
         if content.lower() in ("or", "and", "") or _PLAIN_NUMBER.fullmatch(content):
             continue
-        if any(ch.isdigit() for ch in content):
-            return True
+        if any(ch.isdigit() for ch in content) or _HEDGE_WORD.search(content) or any(
+                w.lower() in _NOT_UNITS for w in _WORD.findall(content)):
+            return True  # `3\text{ (or 4)}`, `B \text{ (or C)}`, `5\text{ hundred}`
         if _NUMBER_BEFORE.search(answer, 0, m.start()) and \
                 any(ch.isdigit() for ch in answer[m.end():]):
             return True

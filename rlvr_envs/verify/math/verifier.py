@@ -4,9 +4,11 @@ cache, the fast path, then the symbolic workers under a CPU budget."""
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 from rlvr_envs.core.prompts import check_answer_format
@@ -100,6 +102,18 @@ def check_gold(gold: str) -> None:
     _checked_gold(gold)
 
 
+#: a box inside the answer, or content that renders invisibly: what is read is not what shows
+_HIDDEN = re.compile(r"\\(?:boxed|fbox|[hv]?phantom)(?![a-zA-Z])|\\(?:text)?color\s*\{\s*white")
+_NUMBER_RELATION = re.compile(
+    r"\s*([+-]?\d+(?:\.\d+)?)\s*(?:=|\\equiv|\\approx|\\cong|≈|≡)\s*([+-]?\d+(?:\.\d+)?)\s*")
+
+
+def _false_relation(answer: str) -> bool:
+    """Two different numbers said to be equal (`6 = 5`): read as either, it would be a guess."""
+    m = _NUMBER_RELATION.fullmatch(answer)
+    return m is not None and Fraction(m.group(1)) != Fraction(m.group(2))
+
+
 def _has_tricks(text: str) -> bool:
     return any(unicodedata.category(ch) in _TRICK_CATEGORIES
                for ch in unicodedata.normalize("NFC", text) if not ch.isascii())
@@ -149,7 +163,11 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
         return MathVerdict(False, TOO_LONG, extracted[:MAX_ANSWER_CHARS])
     if _has_tricks(extracted) or not all(balanced(a) for a in found.answers):
         return MathVerdict(False, MISMATCH, extracted)
+    if any(_HIDDEN.search(a) for a in found.answers):  # \phantom{\boxed{5}} 6 shows 6
+        return MathVerdict(False, MISMATCH, extracted)
     answers = [exact_side(a) for a in found.answers]
+    if any(_false_relation(a) for a in answers):  # 6 = 5, 6 \equiv 5
+        return MathVerdict(False, MISMATCH, extracted)
     if qualifier_words(", ".join(answers)) - qualifier_words(gold):  # "42 is correct", "about 42"
         return MathVerdict(False, MISMATCH, extracted)
     rewritten = tuple(canonical(a) for a in answers)
@@ -169,6 +187,17 @@ def _fast_reason(pending: _Pending) -> str | None:
     except Exception as exc:  # noqa: BLE001 - a fast-path bug: ask the workers
         log.warning("math verifier fast path failed on %r: %r", pending.extracted[:200], exc)
         return None
+
+
+#: a comparison that runs out of its CPU budget is tried once more with this many times the
+#: budget: CPU time itself varies (a worker's first comparisons build sympy's caches; cores
+#: shared with other processes run slower), and a pair near the budget must not get a verdict
+#: that depends on which worker took it or how busy the machine was
+RETRY_FACTOR = 2.0
+
+
+def _over_budget(reply: dict) -> bool:
+    return bool(reply.get("timeout")) and reply.get("stuck") != "wall"
 
 
 def _reason_from_reply(pending: _Pending, reply: dict, budget: float) -> str:
@@ -222,14 +251,17 @@ def verify_math(completion: str, gold: str, *, answer_format: str = "boxed",
         return pending
     reason = _known_reason(pending, timeout)
     if reason is None:
+        request = {"op": "judge", "gold": gold, "answers": list(pending.answers)}
+        budget = timeout
         try:
-            reply = deadline.pool().call(
-                {"op": "judge", "gold": gold, "answers": list(pending.answers)}, timeout,
-                wall_timeout)
+            reply = deadline.pool().call(request, budget, wall_timeout)
+            if _over_budget(reply):  # once more at twice the budget (see `RETRY_FACTOR`)
+                budget = timeout * RETRY_FACTOR
+                reply = deadline.pool().call(request, budget, wall_timeout)
         except WorkerError as failure:
             log.warning("math verifier worker failed: %s", failure)
             return MathVerdict(False, ERROR, pending.extracted)
-        reason = _reason_from_reply(pending, reply, timeout)
+        reason = _reason_from_reply(pending, reply, budget)
     return _verdict(pending, reason, on_timeout)
 
 
@@ -264,15 +296,23 @@ def verify_batch(completions: Sequence[str], golds: Sequence[str], *,
             reasons[(item.gold, item.answers)] = _known_reason(item, timeout)
     todo = [key for key, reason in reasons.items() if reason is None]
     if todo:
+        budgets = [timeout] * len(todo)
         try:
             replies = deadline.pool().call_many(
                 [{"gold": g, "answers": list(a)} for g, a in todo], timeout, wall_timeout)
+            again = [i for i, reply in enumerate(replies) if _over_budget(reply)]
+            if again:  # once more at twice the budget (see `RETRY_FACTOR`)
+                retried = deadline.pool().call_many(
+                    [{"gold": todo[i][0], "answers": list(todo[i][1])} for i in again],
+                    timeout * RETRY_FACTOR, wall_timeout)
+                for i, reply in zip(again, retried):
+                    replies[i], budgets[i] = reply, timeout * RETRY_FACTOR
         except WorkerError as failure:
             log.warning("math verifier worker failed: %s", failure)
             replies = [{"error": str(failure)}] * len(todo)
-        for (gold, answers), reply in zip(todo, replies):
+        for (gold, answers), reply, budget in zip(todo, replies, budgets):
             reasons[(gold, answers)] = _reason_from_reply(_Pending(gold, answers, ""), reply,
-                                                          timeout)
+                                                          budget)
     return [item if isinstance(item, MathVerdict)
             else _verdict(item, reasons[(item.gold, item.answers)], on_timeout) for item in read]
 

@@ -175,3 +175,34 @@ def test_bad_options_raise_clear_errors():
     with pytest.raises(TypeError):
         verify_batch("\\boxed{1}", "1")
     assert ON_TIMEOUT == ("zero", "none")
+
+
+class _FirstTryTimesOut:
+    """A pool whose first answer to each pair is a CPU timeout (a cold or shared core)."""
+
+    def __init__(self):
+        self.budgets = []
+
+    def call(self, request, budget, wall_timeout=None):
+        self.budgets.append(budget)
+        return {"timeout": True} if len(self.budgets) == 1 else {"reason": "correct"}
+
+    def call_many(self, requests, budget, wall_timeout=None):
+        self.budgets.append(budget)
+        return [{"timeout": True} if len(self.budgets) == 1 else {"reason": "correct"}
+                for _ in requests]
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_comparison_over_budget_is_tried_once_more_at_twice_the_budget(monkeypatch, batch):
+    """CPU time varies with the worker's caches and the machine's load: a pair near its
+    budget must get the same verdict either way, so one timeout is retried at 2x."""
+    from rlvr_envs.verify.math import verify_batch
+    clear_caches()
+    pool = _FirstTryTimesOut()
+    monkeypatch.setattr(deadline, "pool", lambda: pool)
+    completion = "$\\boxed{\\sum_{n=1}^{\\infty} \\frac{1}{n^4}}$"
+    verdict = (verify_batch([completion], ["\\frac{\\pi^4}{90}"], timeout=1.0)[0] if batch
+               else verify_math(completion, "\\frac{\\pi^4}{90}", timeout=1.0))
+    assert verdict.reason == "correct" and pool.budgets == [1.0, 2.0]
+    clear_caches()
