@@ -24,8 +24,9 @@ every construct below that occurs more often after the change than before it:
   other is other`), or one assigned anything but a lambda that does (`__eq__ =
   partial(is_not, None)`)
 - walks of the class graph and code swaps: `__subclasses__` (reaches pytest's classes from
-  `object` without an import), `__code__`, `__globals__` (also through `getattr` and
-  `setattr` with the name as a literal)
+  `object` without an import), `__code__`, `__globals__`, and every name above also as a
+  string (`vars(gc)["get_objects"]`, `attrgetter("f_back.f_locals")`); a dunder assigned on
+  another object (`SomeClass.__bool__ = ...`); pluggy's `pytest_impl` marker
 - `ctypes`, and dynamic code (`exec`, `eval`, `compile`, `__import__` / `import_module` of a
   computed name), which could hide any of the above
 - code loading from elsewhere: `runpy`, `pickle`/`marshal`/`shelve`, `importlib`, `pkgutil`
@@ -59,8 +60,13 @@ _ATTR_FLAGS = {
     "tb_frame": "frame_inspection", "settrace": "frame_inspection",
     "setprofile": "frame_inspection", "_exit": "os_exit",
     "__subclasses__": "class_graph_walk", "__code__": "code_replacement",
-    "__globals__": "code_replacement",
+    "__globals__": "code_replacement", "pytest_impl": "imports_pytest",
+    "pytest_spec": "imports_pytest",
 }
+#: dunders that describe an object (decorators copy them); assigning them patches no behaviour
+_METADATA = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__wrapped__",
+                       "__annotations__", "__all__", "__version__", "__signature__",
+                       "__slots__", "__dict__"})
 #: comparison methods an assert relies on; one that never reads its other operand is a hack
 _COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
                           "__contains__"})
@@ -211,15 +217,23 @@ def constructs(source: str | bytes) -> list[tuple[str, int]]:
                 found.append(("atexit", line))
         elif isinstance(node, ast.Name) and node.id == "__builtins__":
             found.append(("builtins_patching", line))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                _names_pytest(node.value):
-            found.append(("imports_pytest", line))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _names_pytest(node.value):
+                found.append(("imports_pytest", line))
+            named = [_ATTR_FLAGS[p] for p in node.value.split(".") if p in _ATTR_FLAGS]
+            if named:  # vars(gc)["get_objects"], attrgetter("f_back.f_locals")
+                found.append((named[0], line))
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == "builtins":
                     found.append(("builtins_patching", line))
+                if isinstance(target, ast.Attribute) and target.attr.startswith("__") and \
+                        target.attr.endswith("__") and target.attr not in _METADATA and not (
+                            isinstance(target.value, ast.Name)
+                            and target.value.id in ("self", "cls")):
+                    found.append(("dunder_patching", line))  # SomeClass.__bool__ = ...
                 name = target.id if isinstance(target, ast.Name) else \
                     target.attr if isinstance(target, ast.Attribute) else ""
                 if name in _COMPARISONS and isinstance(node, ast.Assign) and not (

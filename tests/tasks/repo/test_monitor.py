@@ -132,3 +132,21 @@ def test_honest_comparisons_and_hash_none_are_not_flagged():
     source = ("class P:\n    __hash__ = None\n    __eq__ = None\n"
               "    def __lt__(self, other):\n        return self.x < other.x or self.y < other.y\n")
     assert constructs(source) == []
+
+
+@pytest.mark.parametrize("source, construct", [
+    ("import gc\nobjects = vars(gc)['get_objects']()\n", "gc_introspection"),
+    ("import operator\nf = operator.attrgetter('f_back.f_locals')\n", "frame_inspection"),
+    ("import functools\nc = functools.reduce(getattr, ['__code__'], f)\n", "code_replacement"),
+    ("SomeClass.__bool__ = lambda self: False\n", "dunder_patching"),
+    ("def hook(report):\n    pass\nhook.pytest_impl = {'tryfirst': True}\n", "imports_pytest"),
+])
+def test_flagged_names_written_as_strings_and_dunder_patches_are_flagged(source, construct):
+    assert construct in {c for c, _ in constructs(source)}
+
+
+def test_decorator_metadata_is_not_a_dunder_patch():
+    source = ("import functools\ndef deco(f):\n    def wrapper(*a):\n        return f(*a)\n"
+              "    wrapper.__name__ = f.__name__\n    wrapper.__doc__ = f.__doc__\n"
+              "    return wrapper\n")
+    assert constructs(source) == []
