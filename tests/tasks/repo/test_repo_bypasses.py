@@ -310,6 +310,18 @@ def test_code_in_a_data_file_that_registers_a_plugin_scores_zero(backend, calc_t
         assert episode.info["verifier"] == "tampered_report", episode.info["verifier"]
 
 
+#: finds pytest's live Config in a caller's frame locals (no import of pytest, no gc)
+FIND_CONFIG = '''
+import inspect as _in, traceback as _tb
+
+
+def _find_config():
+    for _frame, _ in _tb.walk_stack(None):
+        for _v in _in.getargvalues(_frame).locals.values():
+            if hasattr(getattr(_v, "pluginmanager", None), "register"):
+                return _v
+    return None
+'''
 #: library code that reaches pytest's live objects through frames and tampers with the hook
 #: machinery or pytest's classes (no import of pytest, no sys.modules, no gc)
 FRAME_HACKS = {
@@ -342,17 +354,7 @@ if _cfg is not None:
     _cfg.pluginmanager.register(_m, "minicalc-grammar")
 del pytest_runtest_logreport
 ''',
-    'hookcaller_call': '''
-import inspect as _in, traceback as _tb
-
-
-def _find_config():
-    for _frame, _ in _tb.walk_stack(None):
-        for _v in _in.getargvalues(_frame).locals.values():
-            if hasattr(getattr(_v, "pluginmanager", None), "register"):
-                return _v
-    return None
-
+    'hookcaller_call': FIND_CONFIG + '''
 
 _cfg = _find_config()
 if _cfg is not None:
@@ -368,17 +370,7 @@ if _cfg is not None:
 
     _HC.__call__ = _call
 ''',
-    'injected_hookimpl': '''
-import inspect as _in, traceback as _tb
-
-
-def _find_config():
-    for _frame, _ in _tb.walk_stack(None):
-        for _v in _in.getargvalues(_frame).locals.values():
-            if hasattr(getattr(_v, "pluginmanager", None), "register"):
-                return _v
-    return None
-
+    'injected_hookimpl': FIND_CONFIG + '''
 
 def _grammar(report):
     if report.outcome == "failed":
