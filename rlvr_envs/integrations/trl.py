@@ -105,11 +105,16 @@ class EnvReward:
 
 
 def _score_batch(env: gym.Env, tasks: list, texts: list[str]) -> list:
-    """The scorer's batch path (threads where the scorer allows), with step's length cap."""
-    limit = env.action_space.max_length
-    if all(len(t) <= limit for t in texts):
-        return env.scorer.score_batch(tasks, texts)
-    return [score_completion(env, task, text) for task, text in zip(tasks, texts)]
+    """The scorer's batch path (threads where the scorer allows), with step's length cap: an
+    over-long completion gets its zero on its own and the others still go as one batch."""
+    scores = [score_completion(env, task, text) if len(text) > env.action_space.max_length
+              else None for task, text in zip(tasks, texts)]
+    todo = [i for i, score in enumerate(scores) if score is None]
+    if todo:
+        for i, score in zip(todo, env.scorer.score_batch([tasks[i] for i in todo],
+                                                         [texts[i] for i in todo])):
+            scores[i] = score
+    return scores
 
 
 def grpo_dataset(env_id: str, n: int, *, seed: int = 0,
