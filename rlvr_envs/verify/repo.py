@@ -13,12 +13,13 @@ code of the repository can be imported:
 - registers a plugin object (no module to find in `sys.modules`) that writes one line per
   test phase the moment it completes: a JSON record with a sequence number and an HMAC of
   the key;
-- notes, before any test runs, every function that makes, runs or reports a test — those of
-  pytest's runner, reports, python, skipping, main, outcomes, nodes, fixtures, assertion and
-  unittest modules and of pluggy's hook machinery, with the methods of their classes — with
-  their code objects, and the plugins registered when collection starts; before every
-  record it says so when one was replaced or had its `__code__` swapped, or when a plugin
-  object appeared since (`{"tampered": name}`): the run then counts as tampered.
+- notes, when collection starts (pytest configured, no test module imported yet), every
+  function of pytest's and pluggy's modules and every method of their classes with its code
+  object, the registered plugins and the hook implementations; before every record it says
+  so when one was replaced, had its `__code__` swapped or gained a method, when a plugin
+  appeared other than a conftest module or one a conftest names in `pytest_plugins`, or when
+  a hook implementation belongs to no registered plugin (`{"tampered": name}`): the run then
+  counts as tampered.
 
 `read_stream` checks every line's MAC and the unbroken sequence; the first verdict of a test
 phase wins (a rewrite later, e.g. from an `atexit` hook, changes nothing); a bad MAC or a

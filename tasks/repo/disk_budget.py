@@ -13,10 +13,29 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable
+from typing import Self
 
 MAX_ENTRIES = 200_000
+
+
+def walk_entries(root: Path) -> Iterator[tuple[os.DirEntry, int]]:
+    """Every entry under `root` with its depth (1 for root's own), without recursion (a tree
+    nested past Python's recursion limit is walked too) and without following links; what is
+    removed or made unreadable while we walk is skipped."""
+    todo = [(str(root), 1)]
+    while todo:
+        path, depth = todo.pop()
+        try:
+            scan = os.scandir(path)
+        except OSError:
+            continue
+        with scan:
+            for entry in scan:
+                yield entry, depth
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append((entry.path, depth + 1))
 
 
 def workspace_usage(root: Path, stop_bytes: int, stop_entries: int = MAX_ENTRIES
@@ -24,24 +43,14 @@ def workspace_usage(root: Path, stop_bytes: int, stop_entries: int = MAX_ENTRIES
     """(bytes allocated, entries) under `root`, links not followed; the walk stops as soon as
     either passes its stop value (so a hostile tree costs at most `stop_entries` stats)."""
     used = entries = 0
-    todo = [str(root)]
-    while todo:
+    for entry, _ in walk_entries(root):
+        entries += 1
         try:
-            scan = os.scandir(todo.pop())
-        except OSError:  # removed or made unreadable while we walk
+            used += entry.stat(follow_symlinks=False).st_blocks * 512
+        except OSError:
             continue
-        with scan:
-            for entry in scan:
-                entries += 1
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                used += st.st_blocks * 512
-                if entry.is_dir(follow_symlinks=False):
-                    todo.append(entry.path)
-                if used > stop_bytes or entries > stop_entries:
-                    return used, entries
+        if used > stop_bytes or entries > stop_entries:
+            break
     return used, entries
 
 
@@ -72,7 +81,7 @@ class DiskWatch:
                 self.on_exceed()
                 return
 
-    def __enter__(self) -> DiskWatch:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

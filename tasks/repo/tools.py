@@ -82,32 +82,41 @@ MAX_LISTED = 2000
 _NOT_REGULAR = "is not a regular file (a directory, link, FIFO, socket or device)"
 
 
-def _parent_fd(workspace: Path, path: str, *, create: bool = False) -> tuple[int | None, str]:
-    """A descriptor of the real directory holding `path` (None when it is missing or not a
-    real directory) and the file's name in it; the caller closes the descriptor."""
-    root = workspace.resolve()
-    parts = inside(workspace, path).relative_to(root).parts
-    if not parts:
-        raise ToolCallError(f"{path!r} is the repository's directory, not a file")
-    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+def _dir_fd(workspace: Path, parts: tuple[str, ...], *, create: bool = False) -> int | None:
+    """A descriptor of the real directory workspace/parts, walked from the workspace's root
+    without following a link (None when missing or not a real directory); caller closes it."""
+    root_fd = os.open(workspace.resolve(), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        return open_dir(root_fd, parts[:-1], create=create), parts[-1]
+        return open_dir(root_fd, parts, create=create)
     finally:
         os.close(root_fd)
+
+
+def _parts(workspace: Path, path: str) -> tuple[str, ...]:
+    return inside(workspace, path).relative_to(workspace.resolve()).parts
+
+
+class _Missing(ToolCallError):
+    """No file at the path (as opposed to something there that is not a regular file)."""
 
 
 def _open_file(workspace: Path, path: str, flags: int) -> int:
     """`path` opened with `flags`, never through a link; ToolCallError unless a regular file."""
     creating = bool(flags & os.O_CREAT)
-    parent, name = _parent_fd(workspace, path, create=creating)
+    parts = _parts(workspace, path)
+    if not parts:
+        raise ToolCallError(f"{path!r} is the repository's directory, not a file")
+    parent = _dir_fd(workspace, parts[:-1], create=creating)
     if parent is None:
-        raise ToolCallError(f"cannot create {path!r}: a directory on its way is a file or a "
-                            "link" if creating else f"no file {path!r}")
+        if creating:
+            raise ToolCallError(f"cannot create {path!r}: a directory on its way is a file or "
+                                "a link")
+        raise _Missing(f"no file {path!r}")
     try:
-        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644,
+        fd = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644,
                      dir_fd=parent)
     except FileNotFoundError:
-        raise ToolCallError(f"no file {path!r}") from None
+        raise _Missing(f"no file {path!r}") from None
     except OSError:  # ELOOP (a link), ENXIO (a FIFO with no reader), EISDIR, ...
         raise ToolCallError(f"{path!r} {_NOT_REGULAR}") from None
     finally:
@@ -129,24 +138,24 @@ def read_file(workspace: Path, path: str, *, whole: bool = False) -> tuple[str, 
     return data[:MAX_FILE_BYTES].decode("utf-8", errors="surrogateescape"), cut
 
 
-def write_file(workspace: Path, path: str, text: str) -> None:
-    """Write `text` over a regular file (made, with its directories, when missing)."""
+def write_file(workspace: Path, path: str, text: str) -> bool:
+    """Write `text` over a regular file (made, with its directories, when missing); return
+    whether it was there before."""
     data = text.encode("utf-8", errors="surrogateescape")
-    with os.fdopen(_open_file(workspace, path, os.O_WRONLY | os.O_CREAT), "wb") as fh:
+    try:
+        fd, existed = _open_file(workspace, path, os.O_WRONLY), True
+    except _Missing:
+        fd, existed = _open_file(workspace, path, os.O_WRONLY | os.O_CREAT), False
+    with os.fdopen(fd, "wb") as fh:
         fh.truncate(0)
         fh.write(data)
+    return existed
 
 
 def _listing(workspace: Path, path: str) -> str | None:
     """A directory's entries (subdirectories marked `/`), or None when `path` is no real
     directory."""
-    root = workspace.resolve()
-    parts = inside(workspace, path).relative_to(root).parts
-    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fd = open_dir(root_fd, parts)
-    finally:
-        os.close(root_fd)
+    fd = _dir_fd(workspace, _parts(workspace, path))
     if fd is None:
         return None
     try:
@@ -210,25 +219,8 @@ def snippet(text: str, first: int, last: int, context: int = SNIPPET_CONTEXT) ->
 
 
 def create(workspace: Path, path: str, content: str) -> str:
-    if _listing(workspace, path) is not None:
-        raise ToolCallError(f"{path!r} is a directory")
-    parent, name = _parent_fd(workspace, path)
-    existed = False
-    if parent is not None:
-        try:
-            existed = _lexists(name, parent)
-        finally:
-            os.close(parent)
-    write_file(workspace, path, content)
+    existed = write_file(workspace, path, content)
     return f"{'overwrote' if existed else 'created'} {path} ({len(content)} characters)"
-
-
-def _lexists(name: str, dir_fd: int) -> bool:
-    try:
-        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return True
 
 
 def select_tests(workspace: Path, visible: list[str], asked: list[str] | None) -> list[str]:

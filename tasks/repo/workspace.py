@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from rlvr_envs.tasks.repo.disk_budget import walk_entries
 from rlvr_envs.tasks.repo.snapshot import _plain_git_env, is_junk
 from rlvr_envs.tasks.repo.writeback import read_entry, write_tree_changes
 
@@ -174,18 +175,9 @@ MAX_DEPTH = 64
 
 
 def check_depth(root: Path, limit: int = MAX_DEPTH) -> None:
-    """WorkspaceTooLarge when directories under `root` nest deeper than `limit` (walked
-    without recursion and without following links)."""
-    todo = [(str(root), 0)]
-    while todo:
-        path, depth = todo.pop()
-        if depth > limit:
-            raise WorkspaceTooLarge(f"the workspace nests directories deeper than {limit} levels")
-        try:
-            with os.scandir(path) as entries:
-                todo.extend((e.path, depth + 1) for e in entries if e.is_dir(follow_symlinks=False))
-        except OSError:
-            continue
+    """WorkspaceTooLarge when directories under `root` nest deeper than `limit`."""
+    if any(depth > limit for _, depth in walk_entries(root)):
+        raise WorkspaceTooLarge(f"the workspace nests directories deeper than {limit} levels")
 
 
 def remove_tree(path: Path) -> None:

@@ -146,9 +146,9 @@ _APPROX = re.compile(r"\\approx(?![a-zA-Z])|≈")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
-_DECIMAL_IN = re.compile(r"[+-]?\d*(?:\.(\d+))?(?<=\d)")
 _APPROXIMATION_TAIL = re.compile(
-    r"(?:\\approx(?![a-zA-Z])|≈)\s*[+-]?\d*\.?\d+(?:\\?%)?\s*(?:\\ldots|\\dots|\.\.\.)?\s*$")
+    r"(?:\\approx(?![a-zA-Z])|≈)\s*([+-]?\d*(?:\.(\d+)|\d))(?:\\?%)?\s*"
+    r"(?:\\ldots|\\dots|\.\.\.)?\s*$")
 
 
 def exact_side(answer: str) -> str:
@@ -157,12 +157,10 @@ def exact_side(answer: str) -> str:
     tail = _APPROXIMATION_TAIL.search(answer)
     if tail is None or not answer[:tail.start()].strip() or _APPROX.search(answer, 0, tail.start()):
         return answer
-    exact = answer[:tail.start()].strip()
-    value, rounded = parse_number(exact), _DECIMAL_IN.search(answer, tail.start())
-    if value is not None and rounded is not None:  # `5 \approx 6` approximates nothing
-        digits = len(rounded.group(1) or "")
-        if abs(value.value - _fraction(rounded.group())) >= Fraction(1, 10 ** digits):
-            return answer
+    exact, value = answer[:tail.start()].strip(), parse_number(answer[:tail.start()])
+    rounded, decimals = tail.group(1), len(tail.group(2) or "")
+    if value is not None and abs(value.value - _fraction(rounded)) >= Fraction(1, 10 ** decimals):
+        return answer  # `5 \approx 6` approximates nothing
     return exact
 
 
