@@ -11,6 +11,8 @@ as the reward directly. The reward is 1 only when:
    own scorer is strict (listed in `STRICT_OWN_SCORERS`: it gives 0 to padded, prefixed, hedged
    and empty answers, measured by `audit_generator`) and that scorer returns exactly 1.0 — the
    route for generators with several valid answers (any 24-game expression, any n-queens board).
+   The scorer runs under `guard.call_own_scorer`: several of them `eval` the answer, which
+   must never run as code here.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from rlvr_envs.core.prompts import check_answer_format
 from rlvr_envs.core.scoring import Score, Scorer
 from rlvr_envs.core.task import Task
+from rlvr_envs.tasks.reasoning.guard import CODE_REFUSED, call_own_scorer
 from rlvr_envs.tasks.reasoning.source import entry_for
 from rlvr_envs.verify.math.extract import answer_section, extract
 from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH, NO_ANSWER, TOO_LONG
@@ -104,11 +107,10 @@ class ReasoningGymScorer(Scorer):
         name = meta.get("rg_dataset")
         if name in STRICT_OWN_SCORERS and "rg_seed" in meta:
             dataset, entry = entry_for(name, meta["rg_seed"], meta.get("rg_level", 1), meta.get("rg_config"))
-            try:
-                accepted = dataset.score_answer(answer.strip(), entry) == 1.0
-            except Exception:  # the generator's scorer choking on a hostile answer is a 0
-                accepted = False
-            if accepted:
+            result, refused = call_own_scorer(dataset.score_answer, answer.strip(), entry)
+            if refused:
+                return self._score(False, CODE_REFUSED, answer)
+            if result == 1.0:
                 return self._score(True, CORRECT, answer)
         return self._score(False, MISMATCH, answer)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import pickle
 
 import gymnasium as gym
@@ -10,6 +12,7 @@ import pytest
 import rlvr_envs  # noqa: F401  (registers the ids)
 from rlvr_envs.tasks.reasoning.audit import audit_generator
 from rlvr_envs.tasks.reasoning.envs import CURATED
+from rlvr_envs.tasks.reasoning.guard import CODE_REFUSED, call_own_scorer
 from rlvr_envs.tasks.reasoning.scoring import STRICT_OWN_SCORERS, ReasoningGymScorer, load_audit
 from rlvr_envs.tasks.reasoning.source import entry_for
 
@@ -137,3 +140,53 @@ def test_rlvr_check_passes(env_id):
 
     results = list(check_env_id(env_id, samples=3))
     assert all(ok for _, ok, _ in results), results
+
+
+@pytest.mark.parametrize("dataset, attack", [
+    ("n_queens", "__import__('pathlib').Path({path!r}).touch()"),       # eval(answer)
+    ("spiral_matrix", "[__import__('pathlib').Path({path!r}).touch()]"),  # eval(answer)
+    ("puzzle24", "__import__('pathlib').Path({path!r}).touch()"),       # sympy parse_expr
+    ("countdown", "(lambda: __import__('pathlib').Path({path!r}).touch())()"),
+    ("countdown", "9**9**9**9"),  # no code, but its evaluation would never end
+])
+def test_an_answer_a_generators_scorer_would_eval_never_runs(tmp_path, dataset, attack):
+    assert dataset in STRICT_OWN_SCORERS
+    path = tmp_path / "ran"
+    env = gym.make("rlvr/ReasoningGym-v0", dataset=dataset)
+    env.reset(seed=0)
+    _, reward, *_, info = env.step(answer(attack.format(path=str(path))))
+    assert (reward, info["verifier"]) == (0.0, CODE_REFUSED)
+    assert not path.exists()
+
+
+def test_the_guard_lets_arithmetic_the_entry_and_files_run(tmp_path, monkeypatch):
+    def evaluates(text, entry):
+        return float(eval(text) == entry["value"])  # noqa: S307 - what the guard is for
+
+    assert call_own_scorer(evaluates, "(1 + 2) * 4 / 2", {"value": 6}) == (1.0, False)
+    assert call_own_scorer(evaluates, "len('abcdef')", {"value": 6}) == (0.0, True)
+    assert call_own_scorer(evaluates, "2**3", {"value": 8}) == (0.0, True)
+
+    def evaluates_the_problem(text, entry):  # bitwise_arithmetic evals its own problem text
+        return float(eval(entry["metadata"]["problem"]) == int(text, 0))  # noqa: S307
+
+    entry = {"metadata": {"problem": "abs(-0x10)"}}
+    assert call_own_scorer(evaluates_the_problem, "16", entry) == (1.0, False)
+    assert call_own_scorer(lambda text, _: float(ast.literal_eval(text) == [1, 2]), "[1, 2]",
+                           {}) == (1.0, False)
+    (tmp_path / "lazy_module_for_guard.py").write_text("VALUE = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def imports(text, entry):  # a module the scorer imports on first use still loads
+        return float(importlib.import_module("lazy_module_for_guard").VALUE == int(text))
+
+    assert call_own_scorer(imports, "3", {}) == (1.0, False)
+    assert eval("1 + 1") == 2  # noqa: S307 - outside a guarded call nothing is refused
+
+
+def test_other_scorer_routes_still_take_alternative_answers():
+    env = gym.make("rlvr/ReasoningGym-v0", dataset="bitwise_arithmetic")
+    _, info = env.reset(seed=1)
+    gold = info["task"]["answer"]
+    _, reward, *_ = env.step(answer(str(int(gold, 16))))  # decimal instead of hex
+    assert reward == 1.0
