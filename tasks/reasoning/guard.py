@@ -25,7 +25,8 @@ import os
 import re
 import sys
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 CODE_REFUSED = "code_refused"
 ARITHMETIC = re.compile(r"[0-9\s+\-*/().]*")

@@ -161,14 +161,14 @@ def test_an_answer_a_generators_scorer_would_eval_never_runs(tmp_path, dataset, 
 
 def test_the_guard_lets_arithmetic_the_entry_and_files_run(tmp_path, monkeypatch):
     def evaluates(text, entry):
-        return float(eval(text) == entry["value"])  # noqa: S307 - what the guard is for
+        return float(eval(text) == entry["value"])
 
     assert call_own_scorer(evaluates, "(1 + 2) * 4 / 2", {"value": 6}) == (1.0, False)
     assert call_own_scorer(evaluates, "len('abcdef')", {"value": 6}) == (0.0, True)
     assert call_own_scorer(evaluates, "2**3", {"value": 8}) == (0.0, True)
 
     def evaluates_the_problem(text, entry):  # bitwise_arithmetic evals its own problem text
-        return float(eval(entry["metadata"]["problem"]) == int(text, 0))  # noqa: S307
+        return float(eval(entry["metadata"]["problem"]) == int(text, 0))
 
     entry = {"metadata": {"problem": "abs(-0x10)"}}
     assert call_own_scorer(evaluates_the_problem, "16", entry) == (1.0, False)
@@ -181,7 +181,7 @@ def test_the_guard_lets_arithmetic_the_entry_and_files_run(tmp_path, monkeypatch
         return float(importlib.import_module("lazy_module_for_guard").VALUE == int(text))
 
     assert call_own_scorer(imports, "3", {}) == (1.0, False)
-    assert eval("1 + 1") == 2  # noqa: S307 - outside a guarded call nothing is refused
+    assert eval("1 + 1") == 2
 
 
 def test_other_scorer_routes_still_take_alternative_answers():
