@@ -1,10 +1,10 @@
 """The null=0 / gold=1 / no-padding audit of reasoning-gym's generators under our scoring.
 
 For each generator and a few seeds per level: the gold completion must score 1, an empty answer,
-a padded gold ("<gold> 7"), a prefixed gold ("x <gold>") and a hedge ("<gold> or 12") must score
-0, and the same seed must give the same task twice. Separately it records whether the
-generator's own `score_answer` ever gives 1.0 to one of those wrong variants: only generators
-where it never does may use it (see scoring.STRICT_OWN_SCORERS, kept in audit.json).
+a padded gold ("<gold> 7"), a prefixed gold ("x <gold>"), a hedge ("<gold> or 12"), the gold's
+first character, zero and NaN must score 0, and the same seed must give the same task twice.
+Separately it records whether the generator's own `score_answer` ever gives 1.0 to one of
+those wrong variants: only generators where it never does may use it (see scoring.STRICT_OWN_SCORERS, kept in audit.json).
 
 `python -m rlvr_envs.tasks.reasoning.audit` reruns it and rewrites audit.json.
 """
@@ -20,8 +20,14 @@ from typing import Any
 
 
 def wrong_variants(gold: str) -> dict[str, str]:
+    """Answers that are wrong for (almost) every gold. Besides padding and hedges: the gold's
+    first character and zero (coin_flip's scorer paid 1.0 for "0" against 0.03125: its partial
+    credit for a matching prefix reaches 1.0 when the answer is shorter than the gold), and NaN
+    (its distance to anything is NaN, and `min(1.0, exp(-nan))` is 1.0 in complex_arithmetic)."""
     return {"empty": "", "padded": f"{gold} 7", "prefixed": f"x {gold}",
-            "hedged": f"{gold} or 12", "doubled": f"{gold}\n{gold}0"}
+            "hedged": f"{gold} or 12", "doubled": f"{gold}\n{gold}0",
+            "first_character": gold.strip()[:1], "zero": "0", "nan": "nan",
+            "nan_grouped": "(nan)", "infinite": "inf"}
 
 
 def audit_generator(name: str, seeds_per_level: int = 4) -> dict[str, Any]:
@@ -57,7 +63,8 @@ def audit_generator(name: str, seeds_per_level: int = 4) -> dict[str, Any]:
                     plain = Task(prompt=task.prompt, answer=task.answer, family="reasoning")
                     if scorer.score(plain, completion).reward == 0.0:
                         result["wrong_zero"] += 1
-                    try:
+                    try:  # unguarded: the variants are ours, and a guarded lax scorer
+                        # (one that evals) would look strict only because it is refused
                         if dataset.score_answer(variant, entry) == 1.0:
                             result["own_scorer_strict"] = False
                     except Exception:

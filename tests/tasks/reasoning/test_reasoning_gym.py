@@ -190,3 +190,21 @@ def test_other_scorer_routes_still_take_alternative_answers():
     gold = info["task"]["answer"]
     _, reward, *_ = env.step(answer(str(int(gold, 16))))  # decimal instead of hex
     assert reward == 1.0
+
+
+@pytest.mark.parametrize("dataset, hack", [
+    ("coin_flip", "0"),  # its scorer pays a matching prefix in full when the answer is shorter
+    ("complex_arithmetic", "(nan)"),  # min(1.0, exp(-nan)) is 1.0
+])
+def test_an_own_scorer_that_pays_a_degenerate_answer_is_not_used(dataset, hack):
+    assert dataset not in STRICT_OWN_SCORERS
+    env = gym.make("rlvr/ReasoningGym-v0", dataset=dataset)
+    _, info = env.reset(seed=2)
+    task = info["task"]
+    own, entry = entry_for(dataset, task["metadata"]["rg_seed"], task["metadata"]["rg_level"])
+    assert task["answer"].strip() != hack and own.score_answer(hack, entry) == 1.0
+    _, reward, *_ = env.step(answer(hack))
+    assert reward == 0.0
+    env.reset(seed=2)
+    _, reward, *_ = env.step(answer(task["answer"]))
+    assert reward == 1.0
