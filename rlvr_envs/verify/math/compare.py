@@ -20,7 +20,9 @@ from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
 
 LeafEqual = Callable[[str, str], bool]
 
-_THOUSANDS_WHOLE = re.compile(r"(\\?\$)?\s*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=[^,\d]*$)", re.ASCII)
+#: one number with thousands separators, perhaps named or in dollars (`x = 1,000`, `\\$1,000`)
+_THOUSANDS_WHOLE = re.compile(
+    r"(?:[A-Za-z]\s*=\s*)?(\\?\$)?\s*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=[^,\d]*$)", re.ASCII)
 _SPACE_GROUPED = re.compile(r"[+-]?\d{1,3}(?: \d{3})+(?:\.\d+)?", re.ASCII)  # 1 000 000 (SI style)
 _SPACED_NUMBERS = re.compile(r"[+-]?\d+(?:\.\d+)?(?:\s+[+-]?\d+(?:\.\d+)?)+", re.ASCII)
 _PLUS_MINUS = re.compile(r"\\(?:pm|mp)(?![a-zA-Z])")

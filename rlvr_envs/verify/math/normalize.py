@@ -40,7 +40,7 @@ def clean(text: str) -> str:
         if box and closing_brace(s, box.end() - 1) == len(s) - 1:
             s = s[box.end():-1].strip()
             changed = True
-    s = s.replace(",\\!", ",")  # 1,\!000
+    s = s.replace(",\\!", ",").replace("\\!,", ",")  # 1,\!000 and 1\!,\!000
     s = _THIN_THOUSANDS.sub("", s)
     s = _DROP.sub(" ", s)
     s = _FRAC.sub(r"\\frac", s)
@@ -118,9 +118,11 @@ _ALTERNATIVE = re.compile(
 _SEP = "\x00"
 
 
-def split_top_level(s: str, separators: str = ",;") -> list[str]:
-    """Split at separators outside any bracket, also at 'or'/'and' words; parts are stripped."""
-    s = _ALTERNATIVE.sub(_SEP, s)
+def split_top_level(s: str, separators: str = ",;", words: bool = True) -> list[str]:
+    """Split at separators outside any bracket, also at 'or'/'and' words (unless `words` is
+    False); parts are stripped."""
+    if words:
+        s = _ALTERNATIVE.sub(_SEP, s)
     parts, depth, last = [], 0, 0
     seps = separators + _SEP
     for i, ch in enumerate(s):

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from itertools import pairwise
 
 from rlvr_envs.core.prompts import check_answer_format
 from rlvr_envs.verify.math import cache, deadline
@@ -25,7 +26,13 @@ from rlvr_envs.verify.math.compare import (
 from rlvr_envs.verify.math.deadline import WorkerError
 from rlvr_envs.verify.math.extract import extract
 from rlvr_envs.verify.math.fast import exact_side, parse_leaf, qualifier_words, text_hides_numbers
-from rlvr_envs.verify.math.normalize import NestingError, balanced, clean, nesting_depth
+from rlvr_envs.verify.math.normalize import (
+    NestingError,
+    balanced,
+    clean,
+    nesting_depth,
+    split_top_level,
+)
 from rlvr_envs.verify.math.notation import canonical
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
@@ -108,10 +115,32 @@ _NUMBER_RELATION = re.compile(
     r"\s*([+-]?\d+(?:\.\d+)?)\s*(?:=|\\equiv|\\approx|\\cong|≈|≡)\s*([+-]?\d+(?:\.\d+)?)\s*")
 
 
+#: a side of `=` made only of numbers and arithmetic (`8`, `2+6`, `\\frac{16}{2}`)
+_CONSTANT_SIDE = re.compile(
+    r"(?:[\d\s.+\-*/^(){}]|\\(?:frac|dfrac|tfrac|sqrt|cdot|times|div|left|right)(?![a-zA-Z]))+")
+
+
 def _false_relation(answer: str) -> bool:
-    """Two different numbers said to be equal (`6 = 5`): read as either, it would be a guess."""
+    """Two different values said to be equal (`6 = 5`, or in a chain, `x = 8 = 7`, `2+6 = 7`):
+    read as either, it would be a guess."""
     m = _NUMBER_RELATION.fullmatch(answer)
-    return m is not None and Fraction(m.group(1)) != Fraction(m.group(2))
+    if m is not None:
+        return Fraction(m.group(1)) != Fraction(m.group(2))
+    constants = [side if _CONSTANT_SIDE.fullmatch(side) and any(map(str.isdigit, side))
+                 else None for side in split_top_level(answer, "=", words=False)]
+    return any(left and right and _proved_different(left, right)
+               for left, right in pairwise(constants))
+
+
+def _proved_different(left: str, right: str) -> bool:
+    """Whether the fast path proves two constant sides unequal (no proof: False)."""
+    try:
+        return not fast_equal(left, right)
+    except NeedsSymbolic:
+        return False
+    except Exception as exc:  # noqa: BLE001 - a fast-path bug: no proof
+        log.warning("math verifier fast path failed on %r = %r: %r", left[:100], right[:100], exc)
+        return False
 
 
 def _has_tricks(text: str) -> bool:

@@ -111,6 +111,22 @@ def test_several_boxes_count_only_when_the_gold_has_several_parts():
     assert verify_math("\\boxed{0.5}, i.e. \\boxed{\\frac{1}{2}}", "\\frac12").correct
 
 
+def test_a_chain_of_equalities_with_two_different_values_is_a_mismatch():
+    # read by its last side, `x = 8 = 7` scored 1 for the gold 7: a guess between 8 and 7
+    for answer in ("x = 8 = 7", "2+6 = 7", "x = \\frac{16}{2} = 7", "7 = 8 = 7"):
+        assert verify_math(f"\\boxed{{{answer}}}", "7").reason == "mismatch", answer
+    for answer in ("x = 2 + 5 = 7", "x = \\frac{14}{2} = 7", "7 = 7"):
+        assert verify_math(f"\\boxed{{{answer}}}", "7", timeout=CASE_TIMEOUT).correct, answer
+    assert verify_math("\\boxed{x = 2 \\text{ or } 3}", "2, 3").correct
+
+
+def test_a_named_number_with_thousands_separators_is_one_number():
+    # `x = 1{,}000` was split at the comma and hedged
+    for answer in ("x = 1,000", "x = 1{,}000", "y = 10,\\!000", "1\\!,\\!000"):
+        assert verify_math(f"\\boxed{{{answer}}}", "1000" if "10," not in answer else "10000").correct, answer
+    assert verify_math("\\boxed{x = 1,001}", "1000").reason == "mismatch"
+
+
 def test_exact_comparison_of_decimals():
     assert verify_math("\\boxed{0.333}", "\\frac{1}{3}").reason == "mismatch"
     assert verify_math("\\boxed{0.3333333333}", "\\frac{1}{3}", timeout=CASE_TIMEOUT).reason == "mismatch"
