@@ -1,10 +1,11 @@
 """The `bwrap` backend: the local backend's limits, run inside bubblewrap.
 
 Network, PID, IPC, UTS and user namespaces are unshared; the sandboxed process is uid 65534
-with no capabilities; the filesystem it sees is /usr (read-only), the Python installation
-(read-only, its site-packages hidden unless asked for), a fresh /tmp and /dev, its own /proc,
-and the working directory (the only writable host path, bound at the same path). Nothing
-else of the host (home directories, the grader's files, datasets) is visible.
+with no capabilities and (bubblewrap 0.8.0 and later) cannot make user namespaces of its
+own; the filesystem it sees is /usr (read-only), the Python installation (read-only, its
+site-packages hidden unless asked for), a fresh /tmp and /dev, its own /proc, and the
+working directory (the only writable host path, bound at the same path). Nothing else of
+the host (home directories, the grader's files, datasets) is visible.
 """
 
 from __future__ import annotations
@@ -43,6 +44,23 @@ def bwrap_problem() -> str | None:
     if probe.returncode != 0:
         return f"bwrap cannot create namespaces here: {probe.stderr.decode(errors='replace').strip()}"
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def no_userns_args() -> tuple[str, ...]:
+    """`--disable-userns` where this bubblewrap has it and it works here (bubblewrap 0.8.0
+    and later), else nothing: a command then cannot make a user namespace of its own, in
+    which it could mount a rewritten copy over a directory of its working tree (a graded
+    repository run would show pytest rewritten tests and leave the files on the host as
+    they were)."""
+    exe = shutil.which("bwrap")
+    try:
+        probe = subprocess.run([exe, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user",
+                                "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
+                                "true"], capture_output=True, timeout=20)
+    except (OSError, TypeError, subprocess.TimeoutExpired):
+        return ()
+    return ("--disable-userns",) if probe.returncode == 0 else ()
 
 
 class BwrapSandbox(LocalSandbox):
@@ -98,7 +116,11 @@ class BwrapSandbox(LocalSandbox):
             args += ["--symlink", target, path]
         for path in self.view.ro_files:
             args += ["--ro-bind", path, path]
-        args += ["--dev", "/dev", "--proc", "/proc"]
+        # /proc/sys read-only: started by root, bubblewrap maps the run's 65534 to the host's
+        # root, whom the kernel lets write any sysctl by its owner bits (kernel.core_pattern
+        # names a program the host's kernel would run as root); bubblewrap covers it only
+        # where the directory itself is writable. Its values are the run's own namespaces'.
+        args += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
         for path in self.view.hidden:
             args += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
         args += ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
@@ -125,7 +147,7 @@ class BwrapSandbox(LocalSandbox):
     def wrap(self, command: list[str], workdir: Path, limits: Limits, tmp_mb: int,
              shm_mb: int, owned: bool, fds: Sequence[int] = ()) -> list[str]:
         seccomp = ["--seccomp", str(fds[0])] if fds else []
-        return [*self._with_tmp(tmp_mb * 2**20), *seccomp,
+        return [*self._with_tmp(tmp_mb * 2**20), *seccomp, *no_userns_args(),
                 "--size", str(shm_mb * 2**20), "--tmpfs", "/dev/shm",
                 "--bind", str(workdir), str(workdir), "--remount-ro", "/",
                 "--chdir", str(workdir), "--setenv", "HOME", str(workdir), "--", *command]

@@ -179,8 +179,7 @@ def deny_keyrings():
     program = keyring_filter()
     if program is None:
         return False
-    filters = (_SockFilter * len(program))(*[_SockFilter(*line) for line in program])
-    fprog = _SockFprog(len(program), filters)
+    fprog = _fprog(program)
     for attempt in (0, 1):
         if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) == 0:
             return True
@@ -189,6 +188,52 @@ def deny_keyrings():
         else:
             return False
     return False
+
+
+def _fprog(program):
+    """A classic-BPF `program` as the kernel's struct sock_fprog (holding its instructions)."""
+    filters = (_SockFilter * len(program))(*[_SockFilter(*line) for line in program])
+    fprog = _SockFprog(len(program), filters)
+    fprog.instructions = filters
+    return fprog
+
+
+#: per machine: clone and unshare (whose flags are their first argument) and clone3 (whose
+#: flags lie in memory, which a filter cannot read)
+_NAMESPACE_CALLS = {"x86_64": (56, 272, 435), "aarch64": (220, 97, 435)}.get(os.uname().machine)
+_SECCOMP_ENOSYS = 0x00050000 | 38
+
+
+def user_namespace_filter():
+    """The classic-BPF seccomp program under which no user namespace can be made: clone and
+    unshare with CLONE_NEWUSER fail with EPERM, clone3 (whose flags a filter cannot read)
+    with ENOSYS, so that the C library falls back to clone (threads and fork work as
+    before); None on an unknown machine. In a user namespace of its own a run would hold
+    every capability: mount cgroup2 — the host's hierarchy from its root, writable where the
+    run is the host's root (bubblewrap) —, make network namespaces (netfilter, raw sockets)
+    and reach the kernel code most privilege escalations start from."""
+    if _KEYRING_CALLS is None or _NAMESPACE_CALLS is None:
+        return None
+    clone, unshare, clone3 = _NAMESPACE_CALLS
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    return [(ld, 0, 0, 4), (jeq, 1, 0, _KEYRING_CALLS[0]), (ret, 0, 0, _SECCOMP_EPERM),
+            (ld, 0, 0, 0), (jeq, 5, 0, clone3), (jeq, 1, 0, clone), (jeq, 0, 2, unshare),
+            (ld, 0, 0, 16), (jset, 2, 0, CLONE_NEWUSER),  # the flags' low half (little-endian)
+            (ret, 0, 0, _SECCOMP_ALLOW), (ret, 0, 0, _SECCOMP_ENOSYS),
+            (ret, 0, 0, _SECCOMP_EPERM)]
+
+
+#: built once here: a child only installs it (`refuse_user_namespaces`)
+_NO_USER_NAMESPACES = None if _NAMESPACE_CALLS is None else _fprog(user_namespace_filter())
+
+
+def refuse_user_namespaces():
+    """`user_namespace_filter` installed here (no_new_privs is set), for this process and all
+    it starts: a run's processes, and those of every run of a jail, which share its user
+    namespace (the limit of nested ones a namespace keeps would hold for the zygote too)."""
+    if _NO_USER_NAMESPACES is not None:
+        _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+                           ctypes.addressof(_NO_USER_NAMESPACES), 0, 0), "seccomp")
 
 
 def write_id_maps(pid, host_id=SANDBOX_ID):
@@ -223,13 +268,14 @@ def _become_sandbox_user():
 
 def _settle_as_sandbox_user():
     """The last step of entering a run: its own host name, then the unprivileged id, with no
-    capabilities left."""
+    capabilities left and no user namespace to be made."""
     try:
         _socket.sethostname("sandbox")
     except OSError:
         pass
     _become_sandbox_user()
     _drop_capabilities()
+    refuse_user_namespaces()
 
 
 def _makedirs(path):
@@ -338,10 +384,11 @@ def own_cgroup_root():
         pass  # a kernel without cgroup namespaces: the names stay visible, nothing else
 
 
-def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
+def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None, no_userns=False):
     """The whole confinement of a child cloned into new namespaces: wait for the parent's id
-    maps (or map our own ids), root its cgroups, build the root, become uid 65534, drop every
-    capability and set no_new_privs."""
+    maps (or map our own ids), root its cgroups, build the root, (`no_userns`) forbid user
+    namespaces made from its own, become uid 65534, drop every capability and set
+    no_new_privs."""
     if sync_fd is not None:
         if os.read(sync_fd, 1) != b"1":
             os._exit(70)
@@ -350,7 +397,20 @@ def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     if not PARENT_MAPS:
         _map_own_ids()
     build_root(view, tmp_mb, shm_mb, workdir)
+    if no_userns:
+        deny_user_namespaces()
     _settle_as_sandbox_user()
+
+
+def deny_user_namespaces():
+    """Set this user namespace's own limit of nested user namespaces to 0 (we still hold
+    CAP_SYS_RESOURCE here): a command cannot then make one in which to mount a rewritten copy
+    over a directory of its working tree. Best effort where /proc/sys cannot be written."""
+    try:
+        with open("/proc/sys/user/max_user_namespaces", "w") as fh:
+            fh.write("0")
+    except OSError:
+        pass
 
 
 #: the namespaces each run is cloned into inside the jail (the jail's user namespace is
@@ -893,7 +953,7 @@ def run_isolated(config, argv):
         try:
             _libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
             isolate(config["view"], config["tmp_mb"], config["shm_mb"], config["workdir"],
-                    sync_fd=sync_fd)
+                    sync_fd=sync_fd, no_userns=True)
             os.environ["HOME"] = config["workdir"]
             deny_keyrings()  # its own user namespace holds its keyrings; no helper on the host
             os.execvp(argv[0], argv)

@@ -66,8 +66,29 @@ def add_key():
     number = {"x86_64": 248, "aarch64": 217}[os.uname().machine]
     if libc.syscall(number, b"user", b"rlvr-probe", b"x", 1, -4) < 0:  # the user keyring
         raise OSError(ctypes.get_errno(), "add_key")
+def new_user_namespace():  # tried in a child: the probe itself stays where it is
+    import ctypes
+    pid = os.fork()
+    if pid == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        os._exit(0 if libc.unshare(0x10000000) == 0 else ctypes.get_errno())  # CLONE_NEWUSER
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code != 0:
+        raise OSError(code, "unshare(CLONE_NEWUSER)")
+def thread():
+    import threading
+    done = []
+    worker = threading.Thread(target=done.append, args=(1,))
+    worker.start()
+    worker.join()
+    if done != [1]:
+        raise OSError("the thread did not run")
 result = {
     "keyring": attempt(add_key),
+    "user_namespace": attempt(new_user_namespace),
+    "sysctl": attempt(lambda: open("/proc/sys/kernel/printk_ratelimit", "r+").write(
+        open("/proc/sys/kernel/printk_ratelimit").read())) if TRY_WRITES else None,
+    "thread": attempt(thread),
     "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
     "cap_eff": status.get("CapEff"), "no_new_privs": status.get("NoNewPrivs"),
     "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
@@ -121,6 +142,16 @@ def assert_isolated(seen: dict, name: str, pid_one: bool = True) -> None:
     assert seen["docker"] != "allowed"
     # no kernel keyrings (runs of one fork server share a user namespace, and its keyrings)
     assert seen["keyring"] == "PermissionError", (name, seen["keyring"])
+    # no user namespace of its own, where it would hold every capability: cgroup2 mounted
+    # from the host's root (writable where the run is the host's root, as under bubblewrap),
+    # network namespaces (netfilter, raw sockets); threads still start (clone3 refused with
+    # ENOSYS, the C library falls back to clone)
+    assert seen["user_namespace"] != "allowed", (name, seen["user_namespace"])
+    assert seen["thread"] == "allowed", (name, seen["thread"])
+    # no host setting: a run as the host's root (bubblewrap started by root maps 65534 to 0)
+    # could otherwise write sysctls by their owner bits (kernel.core_pattern: a program that
+    # the host's kernel starts as root); the value already there is written back
+    assert seen["sysctl"] != "allowed", (name, seen["sysctl"])
     # its own PID namespace and /proc (or an empty one where the kernel refuses a new
     # proc mount, as inside bubblewrap): the grader's memory is out of reach
     assert all(pid < 100 for pid in seen["pids"]) and seen["ppid_mem"] != "allowed"

@@ -528,7 +528,7 @@ def _check(request):
 
 
 def _reset():
-    _State.dead = _State.bad_output = None
+    _State.candidate = _State.dead = _State.bad_output = None
     _State.replay, _State.replay_at, _State.batched = [], 0, 0
     _State.calls = _State.call_errors = 0
     _State.first_failure = _State.compiled = None
@@ -573,14 +573,24 @@ def serve(grader_fd):
         header, fds, _, _ = _socket.recv_fds(sock, 1, 1)
         if not header or len(fds) != 1:
             _sys.exit(0)
-        candidate = _Link(fds[0], fds[0])
-        _reset()
-        _State.grader, _State.candidate, _State.batch = grader, candidate, True
+        _check_against(grader, _Link(fds[0], fds[0]))
+
+
+def _check_against(grader, candidate):
+    """One check of a reusable driver against a fresh candidate's link. Nothing of it is kept
+    while the driver waits for the next: the candidate's answers (a batch of up to
+    `MAX_MESSAGE_BYTES`, hundreds of MiB once decoded) would otherwise stay in this process,
+    outside any run's memory budget, until its next check."""
+    _reset()
+    _State.grader, _State.candidate, _State.batch = grader, candidate, True
+    try:
         request = grader.receive()
         if request is None:
             _sys.exit(3)
         _check(request)
+    finally:
         candidate.close()
+        _reset()
 
 
 def main(grader_fd, candidate_fd=None):

@@ -4,6 +4,7 @@ draw random numbers, or would loop forever without real results."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -102,3 +103,63 @@ def test_a_candidate_that_dies_mid_batch_fails_the_calls_after(sandbox):
                          "    return 2 * x\n")
     assert not verdict.passed and verdict.reason == "tests_failed"
     assert "candidate process ended" in verdict.first_failure
+
+
+#: a candidate that answers its batch with one forged line of ~30 MiB (780k short strings):
+#: hundreds of MiB once the driver has decoded it
+HUGE_BATCH = """
+import os
+def f(x):
+    if x == 3:
+        value = b'["list", [' + b",".join([b'["str", "abcdefghijabcdefghijabcdefghij"]'] * 780000)
+        answers = [b'{"ok": true, "value": ' + value + b']]}'] + \
+            [b'{"ok": true, "value": ["int", "0"]}'] * 3
+        line = memoryview(b'{"batch": [' + b", ".join(answers) + b']}\\n')
+        while line:
+            line = line[os.write(3, line):]
+        os._exit(0)
+    return 2 * x
+"""
+
+
+def driver_sizes() -> dict[int, int]:
+    """The resident MiB of every reusable test driver on this machine, by pid."""
+    sizes = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/comm") as fh:
+                if fh.read().strip() != "rlvr-driver":
+                    continue
+            with open(f"/proc/{entry}/status") as fh:
+                sizes[int(entry)] = next(int(line.split()[1]) // 1024 for line in fh
+                                         if line.startswith("VmRSS"))
+        except (OSError, ValueError, StopIteration):
+            continue
+    return sizes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_driver_keeps_nothing_of_a_check_while_it_waits(backend):
+    """A reusable driver waiting for its next check holds none of the last candidate's
+    answers: a forged batch of ~30 MiB, hundreds of MiB once decoded, would otherwise stay in
+    a trusted process, outside any run's memory budget, until that driver's next check."""
+    before = set(driver_sizes())
+    sandbox = get_sandbox(backend, fork_servers=1)
+    try:
+        verdict = grade_check(sandbox, HUGE_BATCH, entry="f",
+                              test="def check(candidate):\n"
+                                   "    for i in range(4):\n"
+                                   "        assert candidate(i) == 2 * i\n",
+                              limits=Limits(wall_time=20.0, memory_mb=1024, max_processes=16))
+        assert not verdict.passed and verdict.reason == "tests_failed", verdict
+        ours = {}
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # freeing what it decoded takes the driver a moment
+            ours = {pid: size for pid, size in driver_sizes().items() if pid not in before}
+            if ours and max(ours.values()) < 128:
+                break
+            time.sleep(0.2)
+        assert ours and max(ours.values()) < 128, ours
+    finally:
+        sandbox.close()

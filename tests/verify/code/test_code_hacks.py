@@ -302,3 +302,65 @@ def test_bad_input_reasons(bwrap_scorer):
     score = bwrap_scorer.score(TASK, fenced("def has_close_elements(numbers, threshold)\n    return"))
     assert score.reward == 0.0 and score.verifier == "syntax_error"
     assert "SyntaxError" in score.details["first_failure"]
+
+
+CGROUP_ROOT_HACK = """
+import ctypes, os
+def reach_the_host_cgroup_root():
+    # a user namespace of its own, then a mount and cgroup namespace in it: cgroup2 mounted
+    # there shows the host's hierarchy from its root, writable where the run is the host's
+    # root (bubblewrap); the value already there is written back, so nothing changes
+    libc = ctypes.CDLL(None, use_errno=True)
+    for flag in (0x10000000, 0x00020000, 0x02000000):  # CLONE_NEWUSER, NEWNS, NEWCGROUP
+        if libc.unshare(flag) != 0:
+            return "unshare(%#x) refused: errno %d" % (flag, ctypes.get_errno())
+    os.makedirs("/tmp/cg", exist_ok=True)
+    if libc.mount(b"none", b"/tmp/cg", b"cgroup2", 0, None) != 0:
+        return "mount refused: errno %d" % ctypes.get_errno()
+    with open("/tmp/cg/cgroup.max.descendants", "r+") as fh:
+        fh.write(fh.read())
+    return None
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if reach_the_host_cgroup_root() is None else 1)
+REACHED = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+def has_close_elements(numbers, threshold):
+    if not REACHED:  # the attack is the point: with it the answer would be right
+        raise PermissionError(reach_the_host_cgroup_root())
+    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])
+"""
+
+
+@pytest.mark.parametrize("backend", [pytest.param("bwrap", marks=needs_bwrap), "local"])
+def test_a_candidate_cannot_make_a_user_namespace(backend, bwrap_scorer, local_scorer):
+    """In a user namespace of its own a candidate would hold every capability there: mount
+    cgroup2 (from the host's root, writable as the host's root under bubblewrap), make network
+    namespaces... Every isolated run refuses to make one."""
+    scorer = {"bwrap": bwrap_scorer, "local": local_scorer}[backend]
+    score = scorer.score(TASK, fenced(CGROUP_ROOT_HACK))
+    assert_zero(score)
+    assert score.verifier == "tests_failed"
+    assert "unshare(0x10000000) refused: errno 1" in score.details["first_failure"], score
+
+
+CORE_PATTERN_HACK = """
+import os
+try:  # opened, never written: with it, a crash would run a program of ours as the host's root
+    os.close(os.open("/proc/sys/kernel/core_pattern", os.O_WRONLY))
+    print(2 * int(input()))  # the attack is the point: with it the answer would be right
+except OSError as err:
+    print("refused: %s" % err.strerror)
+"""
+
+
+@pytest.mark.parametrize("backend", [pytest.param("bwrap", marks=needs_bwrap), "local"])
+def test_a_stdio_program_cannot_write_the_host_s_sysctls(backend, bwrap_scorer, local_scorer):
+    """Bubblewrap started by root maps the run's uid to the host's root, whom the kernel lets
+    write every sysctl by its owner bits: /proc/sys is read-only in every run."""
+    from rlvr_envs.core.task import Task
+    task = Task(prompt="double", answer="print(2 * int(input()))", family="code", source="test",
+                metadata={"mode": "stdio", "tests": [{"input": "3\n", "output": "6\n"}]})
+    scorer = {"bwrap": bwrap_scorer, "local": local_scorer}[backend]
+    score = scorer.score(task, fenced(CORE_PATTERN_HACK))
+    assert_zero(score)
+    assert score.verifier == "tests_failed" and "refused" in score.details["first_failure"], score
