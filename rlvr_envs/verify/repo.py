@@ -8,6 +8,7 @@ code of the repository can be imported:
   read back), then points stdin at /dev/null;
 - keeps the real stdout as a private descriptor and sends fd 1 to stderr, so everything the
   tests print goes to stderr and the report stream is the only thing on stdout;
+- notes the tree's conftest files (a conftest that appears later is no plugin of the project);
 - drops the working directory from `sys.path`, imports pytest, and puts the repository's
   import roots *after* the standard library (a `pdb.py` in the repo cannot stand in for it);
 - registers a plugin object (no module to find in `sys.modules`) that writes one line per
@@ -17,9 +18,9 @@ code of the repository can be imported:
   function of pytest's and pluggy's modules and every method of their classes with its code
   object, the registered plugins and the hook implementations; before every record it says
   so when one was replaced, had its `__code__` swapped or gained a method, when a plugin
-  appeared other than a conftest module or one a conftest names in `pytest_plugins`, or when
-  a hook implementation belongs to no registered plugin (`{"tampered": name}`): the run then
-  counts as tampered.
+  appeared other than a conftest module found at start or one a conftest names in
+  `pytest_plugins`, or when a hook implementation belongs to no registered plugin
+  (`{"tampered": name}`): the run then counts as tampered.
 
 `read_stream` checks every line's MAC and the unbroken sequence; the first verdict of a test
 phase wins (a rewrite later, e.g. from an `atexit` hook, changes nothing); a bad MAC or a
@@ -49,6 +50,11 @@ os.dup2(2, 1)
 _cwd = os.getcwd()
 sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
 _roots = [r for r in os.environ.pop("RLVR_IMPORT_ROOTS", "").split(os.pathsep) if r]
+_conftests = set()  # the tree's conftest files before any of its code runs
+for _dir, _dirs, _files in os.walk(_cwd):
+    _dirs[:] = [d for d in _dirs if d != ".git"]
+    if "conftest.py" in _files:
+        _conftests.add(os.path.realpath(os.path.join(_dir, "conftest.py")))
 import pytest, types
 import importlib, _pytest.config
 
@@ -101,11 +107,14 @@ def _plugin(fd, key):
 
     def allowed_late(plugin, manager):
         """A plugin registered after collection began that pytest itself would register: a
-        conftest module, or a module a conftest names in `pytest_plugins`."""
+        conftest module that was in the tree before any of the tree's code ran (library code
+        that writes one where pytest looks later must not get a plugin in), or a module a
+        conftest names in `pytest_plugins`."""
         if not isinstance(plugin, types.ModuleType):
             return False
-        if os.path.basename(getattr(plugin, "__file__", "") or "") == "conftest.py":
-            return True
+        path = getattr(plugin, "__file__", "") or ""
+        if os.path.basename(path) == "conftest.py":
+            return os.path.realpath(path) in _conftests
         return any(plugin.__name__ in (getattr(p, "pytest_plugins", ()) or ())
                    for p in manager.get_plugins() if isinstance(p, types.ModuleType))
 

@@ -14,7 +14,9 @@
    program of `rlvr_envs.verify.repo`: the project's own configuration passed with `-c`,
    root and conftest boundary fixed, user site-packages off, HOME outside the tree, the
    verdicts streamed with a MAC to a descriptor opened before collection.
-6. Reward 1 iff pytest exited 0 and every required id passed (partial credit: the fraction).
+6. Reward 1 iff pytest exited 0 and every required id passed (partial credit: the fraction),
+   and the run left every protected path as it found it (`protected_state`): library code
+   runs in the graded tree before pytest imports the test modules, and could rewrite them.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from rlvr_envs.tasks.repo.disk_budget import DiskWatch, workspace_usage
+from rlvr_envs.tasks.repo.disk_budget import DiskWatch, walk_entries, workspace_usage
 from rlvr_envs.tasks.repo.monitor import flag_changes
 from rlvr_envs.tasks.repo.processes import kill_tagged
 from rlvr_envs.tasks.repo.snapshot import apply_patch
@@ -117,6 +119,40 @@ def required_tests(metadata: Mapping[str, Any]) -> list[str]:
 
 def protected_files(metadata: Mapping[str, Any]) -> set[str]:
     return files_of_tests(required_tests(metadata)) | set(metadata.get("visible_tests_files", ()))
+
+
+def _entry_state(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_ctime_ns
+
+
+def protected_state(tree: Path, keep: set[str] | frozenset[str] = frozenset()
+                    ) -> dict[str, tuple[int, int, int] | None]:
+    """(device, inode, ctime) of every protected file and directory of `tree` (`is_protected`)
+    and of every directory above one, the root aside, read without following links. The
+    graded run can write its tree, and library code runs there before pytest imports a test
+    module (a conftest imports the library, tests live in the library's package, or a root
+    `__init__.py` makes `tests` a subpackage): rewriting a test file, or moving a directory of
+    tests aside and back, changes the ctime of what it touched, which no unprivileged process
+    can set back."""
+    state: dict[str, tuple[int, int, int] | None] = {}
+    for entry, _ in walk_entries(tree):
+        rel = Path(entry.path).relative_to(tree).as_posix()
+        if is_protected(rel, keep):
+            parts = rel.split("/")
+            for i in range(1, len(parts) + 1):
+                above = "/".join(parts[:i])
+                if above not in state:
+                    state[above] = _entry_state(tree / above)
+    return state
+
+
+def changed_paths(tree: Path, before: Mapping[str, tuple[int, int, int] | None]) -> list[str]:
+    """The paths of `before` (`protected_state`) that are gone, replaced or changed since."""
+    return sorted(rel for rel, state in before.items() if _entry_state(tree / rel) != state)
 
 
 @dataclass
@@ -258,13 +294,18 @@ def grade_changes(sandbox: Sandbox, base_tree: Path, changes: Changes,
             score = score_from_verdict(verdict, metadata, dropped=dropped)
             score.details["hacking"] = flags
             return score, GradeRun(verdict, agent_patch, dropped, "", 0.0, "none")
+        before = protected_state(tree, protected_files(metadata))
         verdict, result = run_tests(sandbox, tree, required, metadata, timeout=timeout,
                                     config_from=base_tree)
+        tampered = changed_paths(tree, before)
+        if tampered:  # the run rewrote, replaced or moved a test file, conftest or config
+            verdict.reason = "tampered_tree"
     finally:
         remove_tree(parent)
     score = score_from_verdict(verdict, metadata, partial_credit=partial_credit,
                                dropped=dropped)
     score.details["hacking"] = flags
+    score.details["tampered_paths"] = tampered[:20]
     return score, GradeRun(verdict, agent_patch, dropped, result.stderr[-4000:],
                            result.duration, result.isolation)
 

@@ -182,12 +182,17 @@ def check_depth(root: Path, limit: int = MAX_DEPTH) -> None:
 
 def remove_tree(path: Path) -> None:
     """Remove a directory tree, however deep (shutil.rmtree recurses: a tree nested past
-    Python's recursion limit would stay on disk and raise)."""
+    Python's recursion limit would stay on disk and raise) and whatever permissions the
+    agent left on it (a directory it made unreadable or unwritable, `chmod 000 d`, is ours:
+    its owner gets them back first, links never followed; else a trainer that is not root
+    would leave the episode's workspace, up to its disk budget, on the disk)."""
     try:
         shutil.rmtree(path, ignore_errors=True)
     except RecursionError:
         pass
     if os.path.lexists(path):
+        subprocess.run(["chmod", "-R", "u+rwx", "--", str(path)], capture_output=True,
+                       check=False)
         subprocess.run(["rm", "-rf", "--", str(path)], capture_output=True, check=False)
 
 
