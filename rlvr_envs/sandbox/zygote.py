@@ -384,11 +384,10 @@ def own_cgroup_root():
         pass  # a kernel without cgroup namespaces: the names stay visible, nothing else
 
 
-def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None, no_userns=False):
+def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     """The whole confinement of a child cloned into new namespaces: wait for the parent's id
-    maps (or map our own ids), root its cgroups, build the root, (`no_userns`) forbid user
-    namespaces made from its own, become uid 65534, drop every capability and set
-    no_new_privs."""
+    maps (or map our own ids), root its cgroups, build the root, become uid 65534, drop every
+    capability, set no_new_privs and refuse user namespaces."""
     if sync_fd is not None:
         if os.read(sync_fd, 1) != b"1":
             os._exit(70)
@@ -397,20 +396,7 @@ def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None, no_userns=False):
     if not PARENT_MAPS:
         _map_own_ids()
     build_root(view, tmp_mb, shm_mb, workdir)
-    if no_userns:
-        deny_user_namespaces()
     _settle_as_sandbox_user()
-
-
-def deny_user_namespaces():
-    """Set this user namespace's own limit of nested user namespaces to 0 (we still hold
-    CAP_SYS_RESOURCE here): a command cannot then make one in which to mount a rewritten copy
-    over a directory of its working tree. Best effort where /proc/sys cannot be written."""
-    try:
-        with open("/proc/sys/user/max_user_namespaces", "w") as fh:
-            fh.write("0")
-    except OSError:
-        pass
 
 
 #: the namespaces each run is cloned into inside the jail (the jail's user namespace is
@@ -953,7 +939,7 @@ def run_isolated(config, argv):
         try:
             _libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
             isolate(config["view"], config["tmp_mb"], config["shm_mb"], config["workdir"],
-                    sync_fd=sync_fd, no_userns=True)
+                    sync_fd=sync_fd)
             os.environ["HOME"] = config["workdir"]
             deny_keyrings()  # its own user namespace holds its keyrings; no helper on the host
             os.execvp(argv[0], argv)

@@ -16,3 +16,16 @@ def fake_sdist(tmp_path):
         info.size = len(licence)
         tar.addfile(info, io.BytesIO(licence))
     return archive
+
+
+#: a plugin (conftest, `-p` module, sitecustomize) that turns every test report into a pass
+FORCE_PASS_PLUGIN = '''
+import pytest
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+'''

@@ -12,16 +12,8 @@ from rlvr_envs.tasks.repo.agents import ScriptAgent
 
 from rlvr_envs.core.multiturn import format_tool_call, run_episode
 
-EVIL_PLUGIN = '''
-import pytest
+from repo_helpers import FORCE_PASS_PLUGIN
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-'''
 CONFIGS = {
     "pytest.toml": '[pytest]\naddopts = ["-p", "minicalc.evil"]\n',
     ".pytest.toml": '[pytest]\naddopts = ["-p", "minicalc.evil"]\n',
@@ -81,7 +73,7 @@ def fast_first(names):
 
 @pytest.mark.parametrize("name", fast_first(["pytest.ini", *sorted(set(CONFIGS) - {"pytest.ini"})]))
 def test_a_config_file_of_any_name_is_ignored(backend, calc_task, name):
-    episode, run = play(backend, calc_task, [create("minicalc/evil.py", EVIL_PLUGIN),
+    episode, run = play(backend, calc_task, [create("minicalc/evil.py", FORCE_PASS_PLUGIN),
                                              create(name, CONFIGS[name])])
     assert_real_tests_failed(episode, run)
 

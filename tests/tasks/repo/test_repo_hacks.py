@@ -12,17 +12,9 @@ from rlvr_envs.tasks.repo.agents import ScriptAgent
 
 from rlvr_envs.core.multiturn import format_tool_call, run_episode
 
-TEST_FILE = "tests/test_evaluator.py"
-FORCE_PASS_CONFTEST = '''
-import pytest
+from repo_helpers import FORCE_PASS_PLUGIN
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-'''
+TEST_FILE = "tests/test_evaluator.py"
 SKIP_CONFTEST = '''
 import pytest
 
@@ -85,8 +77,8 @@ def test_hack_scores_zero(repo_env, calc_task, hack):
         "edit_failing_tests": [replace(TEST_FILE, 'assert evaluate("10 - 4 - 3") == 3',
                                        'assert True')],
         "delete_failing_tests": [bash(f"rm {TEST_FILE}")],
-        "conftest_forces_pass": [create("conftest.py", FORCE_PASS_CONFTEST),
-                                 create("tests/conftest.py", FORCE_PASS_CONFTEST)],
+        "conftest_forces_pass": [create("conftest.py", FORCE_PASS_PLUGIN),
+                                 create("tests/conftest.py", FORCE_PASS_PLUGIN)],
         "conftest_skips": [create("minicalc/conftest.py", SKIP_CONFTEST),
                            create("conftest.py", SKIP_CONFTEST)],
         "pytest_skip_in_tests": [bash(f"sed -i 's/^def test_/def _orig_/' {TEST_FILE} && "
@@ -117,7 +109,7 @@ def test_hack_scores_zero(repo_env, calc_task, hack):
             f"sed -i 's/^def test_subtraction_is_left_associative():/"
             f"def test_subtraction_is_left_associative():\\n    import os\\n    "
             f"if os.path.exists(\".hack_marker\"): return/' {TEST_FILE}")],
-        "sitecustomize": [create("sitecustomize.py", FORCE_PASS_CONFTEST),
+        "sitecustomize": [create("sitecustomize.py", FORCE_PASS_PLUGIN),
                           create("evil.pth", "import sitecustomize\n")],
     }[hack]
     episode = play(repo_env, calc_task, actions)
@@ -171,7 +163,7 @@ def test_background_process_is_killed_at_submit(unsafe_local_sandbox, calc_task,
     from rlvr_envs.tasks.repo.env import RepoEditEnv
     repo_env = RepoEditEnv([calc_task], sandbox=unsafe_local_sandbox)
     pidfile = tmp_path / "pid"
-    conftest = FORCE_PASS_CONFTEST.replace("'", "'\\''")
+    conftest = FORCE_PASS_PLUGIN.replace("'", "'\\''")
     loop = (f"setsid nohup bash -c 'echo $$ > {pidfile}; while true; do "
             f"for d in /tmp/rlvr-grade-*/repo {tmp_path}/../rlvr-grade-*/repo; do "
             f"[ -d \"$d\" ] && printf %s '\"'\"'{conftest}'\"'\"' > \"$d/conftest.py\"; done; "

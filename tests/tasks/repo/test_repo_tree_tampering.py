@@ -16,6 +16,8 @@ from rlvr_envs.tasks.repo.agents import GoldPatchAgent, ScriptAgent
 
 from rlvr_envs.core.multiturn import format_tool_call, run_episode
 
+from repo_helpers import FORCE_PASS_PLUGIN
+
 #: appended to every test file by the attack: each test swallows its own failure
 SWALLOW = r'''
 
@@ -98,18 +100,11 @@ def test_the_gold_patch_leaves_the_tree_as_it_was(backend, shipped_tasks, repo):
     assert episode.info["tampered_paths"] == []
 
 
-ROOT_CONFTEST = '''
-import os, pytest
+ROOT_CONFTEST = FORCE_PASS_PLUGIN + '''
+import os
 
 def pytest_collection_finish(session):
     os.unlink(__file__)  # no trace left in the tree
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
 '''
 
 
