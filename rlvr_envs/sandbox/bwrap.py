@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Sequence
 from rlvr_envs.sandbox.base import Limits, SandboxUnavailable
 from rlvr_envs.sandbox.local import LocalSandbox, make_grader_undumpable, real_python
 from rlvr_envs.sandbox.view import interpreter_view, python_prefix
-from rlvr_envs.sandbox.zygote import keyring_filter
+from rlvr_envs.sandbox.zygote import syscall_filter_bytes
 
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: "
                 "`dnf install bubblewrap`) and allow user namespaces "
@@ -100,9 +99,7 @@ class BwrapSandbox(LocalSandbox):
                                      extra_ro=tuple(extra))
         self._view_dict = self.view.as_dict()
         self._static = self._static_args()
-        program = keyring_filter()
-        self._seccomp = None if program is None else \
-            b"".join(struct.pack("=HBBI", *line) for line in program)
+        self._seccomp = syscall_filter_bytes()
         make_grader_undumpable()
         self._init_warm(warm, fork_servers)
 
@@ -132,9 +129,9 @@ class BwrapSandbox(LocalSandbox):
         return [self.exe, "--size", str(size_bytes), "--tmpfs", "/tmp", *self._static]
 
     def run_fds(self) -> list[int]:
-        """A pipe holding the keyring filter for bubblewrap's `--seccomp` (a run has user
-        keyrings of its own, but may hold the grader's session keyring, which every run
-        would share)."""
+        """A pipe holding `syscall_filter` for bubblewrap's `--seccomp` (no keyrings: a run
+        has user keyrings of its own, but may hold the grader's session keyring, which every
+        run would share; no io_uring)."""
         if self._seccomp is None:
             return []
         read, write = os.pipe()

@@ -48,6 +48,7 @@ from typing import Mapping, Sequence
 from rlvr_envs.sandbox.base import (Limits, Sandbox, SandboxedProcess, SandboxUnavailable,
                                     check_command, prepare_workdir, run_env)
 from rlvr_envs.sandbox.image import IMAGE, ensure_image, image_exists
+from rlvr_envs.sandbox.zygote import seccomp_launcher
 
 INSTALL_HINT = ("install Docker (Debian/Ubuntu: `apt-get install docker.io`) and start the "
                 "engine (`dockerd &` or `systemctl start docker`)")
@@ -91,6 +92,14 @@ def pool_script() -> str:
     return ('n=$1; shift; if [ "$n" -gt 0 ]; then dd bs="$n" count=1 iflag=fullblock '
             'status=none | tar -x -m -o -f - || exit 71; fi; '
             f'{ANNOUNCE}; "$@"; code=$?; kill -KILL -1 2>/dev/null; exit $code')
+
+
+def confined(argv: Sequence[str]) -> list[str]:
+    """`argv` started through the image's python3 under `zygote.syscall_filter` (no keyrings,
+    no io_uring, no other ABI), on top of Docker's own seccomp profile: engines before 25.0,
+    and distributions' builds of later ones, still allow io_uring."""
+    launcher = seccomp_launcher()
+    return list(argv) if launcher is None else ["python3", "-I", "-S", "-c", launcher, *argv]
 
 
 def plain_script() -> str:
@@ -605,7 +614,7 @@ class DockerSandbox(Sandbox):
     def spawn(self, command, *, files=None, limits: Limits = Limits(), workdir=None,
               env: Mapping[str, str] | None = None,
               collect: Sequence[str] = ()) -> SandboxedProcess:
-        argv = check_command(command)
+        argv = confined(check_command(command))
         limits = Limits.coerce(limits)
         pool = self.pool(limits) if workdir is None and not collect else None
         if pool is not None:

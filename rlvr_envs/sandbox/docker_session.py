@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
 from rlvr_envs.sandbox.base import BASE_ENV, Limits, RunResult, check_command
+from rlvr_envs.sandbox.docker import confined
 
 if TYPE_CHECKING:
     from rlvr_envs.sandbox.docker import DockerSandbox
@@ -166,7 +167,7 @@ class DockerSession:
         env = {**BASE_ENV, "HOME": "/tmp"}
         argv = self.sandbox.docker_args(self.name, self.workdir, self.limits, env, self.user,
                                         False, None)
-        self._proc = subprocess.Popen(argv + ["python3", "-I", "-S", "-c", SERVER],
+        self._proc = subprocess.Popen(argv + confined(["python3", "-I", "-S", "-c", SERVER]),
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.DEVNULL, start_new_session=True)
         self.started += 1

@@ -141,7 +141,7 @@ def _drop_capabilities():
 _KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)),
                   "aarch64": (0xC00000B7, (217, 218, 219))}.get(os.uname().machine)
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-_SECCOMP_ALLOW, _SECCOMP_EPERM = 0x7FFF0000, 0x00050000 | 1
+_SECCOMP_ALLOW, _SECCOMP_EPERM, _SECCOMP_ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
 _X32_SYSCALL_BIT = 0x40000000
 
 
@@ -154,29 +154,77 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def keyring_filter():
-    """The classic-BPF seccomp program [(code, jt, jf, k)] under which the keyring calls fail
-    with EPERM (as under Docker's default profile), and so does every system call of another
-    ABI (i386 through int 0x80, x32), whose numbers differ; None on an unknown machine."""
+#: io_uring_setup, io_uring_enter, io_uring_register (one number on every architecture)
+_IO_URING_CALLS = (425, 426, 427)
+
+
+def syscall_filter():
+    """The classic-BPF seccomp program [(code, jt, jf, k)] every run is under: the keyring
+    calls fail with EPERM (as under Docker's default profile), and so does every system call
+    of another ABI (i386 through int 0x80, x32), whose numbers differ; io_uring fails with
+    ENOSYS, as where the kernel has none (libraries fall back to epoll and plain reads): its
+    rings are kernel code with a long record of privilege escalations, and the operations
+    they carry are invisible to seccomp (Docker's default profile refuses it since 25.0).
+    None on an unknown machine."""
     if _KEYRING_CALLS is None:
         return None
     arch, calls = _KEYRING_CALLS
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    checks = ([(jge, _X32_SYSCALL_BIT)] if arch == 0xC000003E else []) + \
-        [(jeq, nr) for nr in calls]
+    rules = ([(jge, _X32_SYSCALL_BIT, _SECCOMP_EPERM)] if arch == 0xC000003E else []) + \
+        [(jeq, nr, _SECCOMP_EPERM) for nr in calls] + \
+        [(jeq, nr, _SECCOMP_ENOSYS) for nr in _IO_URING_CALLS]
     program = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, _SECCOMP_EPERM), (ld, 0, 0, 0)]
-    for index, (code, k) in enumerate(checks):
-        program.append((code, len(checks) - index, 0, k))  # taken: to the EPERM at the end
-    return program + [(ret, 0, 0, _SECCOMP_ALLOW), (ret, 0, 0, _SECCOMP_EPERM)]
+    for index, (code, k, action) in enumerate(rules):
+        # taken: to the EPERM or the ENOSYS after the ALLOW that ends the rules
+        program.append((code, len(rules) - index + (action == _SECCOMP_ENOSYS), 0, k))
+    return program + [(ret, 0, 0, _SECCOMP_ALLOW), (ret, 0, 0, _SECCOMP_EPERM),
+                      (ret, 0, 0, _SECCOMP_ENOSYS)]
 
 
-def deny_keyrings():
-    """`keyring_filter` installed here, inherited by every process started from here on. Runs
+def syscall_filter_bytes():
+    """`syscall_filter` as the kernel's sock_filter array (what bubblewrap's --seccomp reads
+    and `seccomp_launcher` installs), or None on an unknown machine."""
+    program = syscall_filter()
+    if program is None:
+        return None
+    return b"".join(code.to_bytes(2, sys.byteorder) + bytes([jt, jf]) +
+                    k.to_bytes(4, sys.byteorder) for code, jt, jf, k in program)
+
+
+def seccomp_launcher():
+    """Python source (no single quote in it) that installs `syscall_filter` with
+    no_new_privs and then execs its arguments: what a Docker run starts its command through,
+    with the image's python3. Exits 71 when the filter cannot be installed (the run would be
+    less confined than the backend states) and 127 when the command is not found."""
+    data = syscall_filter_bytes()
+    if data is None:
+        return None
+    return ("import ctypes, os, sys\n"
+            "class P(ctypes.Structure):\n"
+            "    _fields_ = [(\"n\", ctypes.c_ushort), (\"f\", ctypes.c_void_p)]\n"
+            "f = ctypes.create_string_buffer(bytes.fromhex(\"%s\"), %d)\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "if libc.prctl(%d, 1, 0, 0, 0) or libc.prctl(%d, %d, ctypes.byref(P(%d, "
+            "ctypes.addressof(f))), 0, 0):\n"
+            "    sys.stderr.write(\"sandbox setup failed: seccomp: %%s\\n\" %% "
+            "os.strerror(ctypes.get_errno()))\n"
+            "    os._exit(71)\n"
+            "try:\n"
+            "    os.execvp(sys.argv[1], sys.argv[1:])\n"
+            "except OSError as err:\n"
+            "    sys.stderr.write(\"%%s: %%s\\n\" %% (sys.argv[1], err.strerror))\n"
+            "    os._exit(127 if isinstance(err, FileNotFoundError) else 126)\n"
+            % (data.hex(), len(data), PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+               len(data) // 8))
+
+
+def install_syscall_filter():
+    """`syscall_filter` installed here, inherited by every process started from here on. Runs
     of one jail share its user namespace, and with it uid 65534's user keyrings, which outlive
     a run (and a process may hold its caller's session keyring): without this a candidate
     could leave data for a later one (and request_key can make the kernel start a helper on
     the host). Returns whether the filter is in place."""
-    program = keyring_filter()
+    program = syscall_filter()
     if program is None:
         return False
     fprog = _fprog(program)
@@ -201,7 +249,6 @@ def _fprog(program):
 #: per machine: clone and unshare (whose flags are their first argument) and clone3 (whose
 #: flags lie in memory, which a filter cannot read)
 _NAMESPACE_CALLS = {"x86_64": (56, 272, 435), "aarch64": (220, 97, 435)}.get(os.uname().machine)
-_SECCOMP_ENOSYS = 0x00050000 | 38
 
 
 def user_namespace_filter():
@@ -820,7 +867,7 @@ def serve():
             JAIL["nested"] = _probe_namespaces()
         except BaseException as err:  # noqa: BLE001 - half in a jail: no isolated runs at all
             namespaces, error = False, "jail: %s: %s" % (type(err).__name__, err)
-    if not deny_keyrings() and JAIL["active"]:
+    if not install_syscall_filter() and JAIL["active"]:
         # without the filter, runs may not share the jail's user namespace (and its keyrings):
         # each gets a user namespace of its own where that works, else none runs isolated
         JAIL["active"] = False
@@ -941,7 +988,7 @@ def run_isolated(config, argv):
             isolate(config["view"], config["tmp_mb"], config["shm_mb"], config["workdir"],
                     sync_fd=sync_fd)
             os.environ["HOME"] = config["workdir"]
-            deny_keyrings()  # its own user namespace holds its keyrings; no helper on the host
+            install_syscall_filter()  # its own user namespace holds its keyrings; no helper on the host
             os.execvp(argv[0], argv)
         except BaseException as err:  # noqa: BLE001 - reported on stderr, exit code 71
             os.write(2, ("sandbox setup failed: %s: %s\n" % (type(err).__name__, err)).encode())
