@@ -70,6 +70,28 @@ def _level(row: dict[str, Any], n_tests: int) -> int:
     return 1 if n_tests <= 3 else 2 if n_tests <= 10 else 3
 
 
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def shown_in_statement(test: dict[str, str], statement: str) -> bool:
+    """Whether a test is one of the statement's examples: its input and its output both
+    appear in the statement (whitespace aside). A program can print those answers without
+    solving anything."""
+    given, expected = _squeezed(test["input"]), _squeezed(test["output"])
+    text = _squeezed(statement)
+    return bool(given and expected) and given in text and expected in text
+
+
+def hidden_first(tests: list[dict[str, str]], statement: str) -> list[dict[str, str]]:
+    """The tests in their order, those that are not the statement's examples first: what
+    `max_tests` keeps are then tests the model has not seen (public examples come first in
+    both APPS and CodeContests, so a plain cut kept only them, and a program printing the
+    examples' answers scored 1.0)."""
+    shown = [shown_in_statement(t, statement) for t in tests]
+    return [t for t, s in zip(tests, shown) if not s] + [t for t, s in zip(tests, shown) if s]
+
+
 def stdio_task(row: dict[str, Any], index: int, max_tests: int | None = None) -> Task | None:
     tests = _tests(row)
     gold = _solution(row)
@@ -77,7 +99,7 @@ def stdio_task(row: dict[str, Any], index: int, max_tests: int | None = None) ->
     if not tests or gold is None or not statement:
         return None
     if max_tests is not None:
-        tests = tests[:max_tests]
+        tests = hidden_first(tests, str(statement))[:max_tests]
     ids = [row.get(key) for key in ("problem_id", "name", "task_id")]
     source_id = str(next((i for i in ids if i is not None), f"stdio/{index}"))
     return Task(prompt=stdio_prompt(statement), answer=gold, family="code", source="stdio",
