@@ -1,9 +1,11 @@
 """Type-tagged JSON for values that cross a sandbox boundary (plain data, never pickles).
 
-Every value becomes `[tag, payload]` with an exact type: an `int` subclass, a `str` subclass
-or an object with a rigged `__eq__` cannot be encoded (the candidate's process refuses or
-forges bytes; either way the grader decodes fresh built-in values). This file is shipped
-verbatim into sandboxes (stdlib only, no package imports).
+Every value becomes `[tag, payload]` of a built-in type; the other side decodes fresh
+built-in values, so an object with a rigged `__eq__` never reaches a comparison. A subclass
+of a built-in (`Counter`, `OrderedDict`, `defaultdict`, a namedtuple, an `IntEnum`) is sent
+as its base type's value, read through the base type's own methods (what its overrides say
+is never asked): the value a harness comparing with `==` would accept. Anything else cannot
+be encoded. This file is shipped verbatim into sandboxes (stdlib only, no package imports).
 """
 
 import json
@@ -57,8 +59,29 @@ def encode(value, depth=0):
         items = [encode(v, depth + 1) for v in value]
         items.sort(key=lambda item: json.dumps(item))
         return ["set" if kind is set else "frozenset", items]
+    for base in _BASES:
+        if isinstance(value, base):
+            return encode(_AS_BASE[base](value), depth)
     raise WireError("cannot send a value of type %s (only None, bool, int, float, complex, "
-                    "str, bytes, list, tuple, dict, set, frozenset)" % kind.__name__)
+                    "str, bytes, list, tuple, dict, set, frozenset, and their subclasses)"
+                    % kind.__name__)
+
+
+#: a subclass's value as its base type, through the base type's own methods (a subclass's
+#: __iter__, __str__, keys or items may say anything)
+_AS_BASE = {
+    int: lambda v: int.__index__(v),
+    float: lambda v: float.__float__(v),
+    complex: lambda v: complex(complex.real.__get__(v), complex.imag.__get__(v)),
+    str: lambda v: str.__str__(v),
+    bytes: lambda v: bytes(memoryview(v)),
+    list: lambda v: [*list.__iter__(v)],
+    tuple: lambda v: (*tuple.__iter__(v),),
+    dict: lambda v: {k: item for k, item in dict.items(v)},
+    set: lambda v: {*set.__iter__(v)},
+    frozenset: lambda v: frozenset(frozenset.__iter__(v)),
+}
+_BASES = tuple(_AS_BASE)
 
 
 def _float(text):

