@@ -15,14 +15,18 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import textwrap
 import types
 import warnings
 from typing import Iterable
 
 from rlvr_envs.verify.sections import ANSWER_CLOSE, ANSWER_OPEN, split_reasoning
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
-_PY_LABELS = {"python", "py", "python3", "py3"}
+#: a fenced block: ``` or ~~~ (indented in a list too), its info string (a language, maybe a
+#: file name after it), its body up to the same fence at the start of a line (a fence inside
+#: a string literal of the code does not close it) or the end of the text
+_FENCE = re.compile(r"(```|~~~)[ \t]*([^\n`]*)\n(.*?)(?:^[ \t]*\1|\Z)", re.S | re.M)
+_PY_LABEL = re.compile(r"(python|py)[0-9.]*")
 _CODE_HINTS = re.compile(r"^[ \t]*(def |class |import |from \S+ import |return\b|print\(|for |while |if )",
                          re.M)
 
@@ -37,7 +41,7 @@ def extract_code(completion: str, entry: Iterable[str] = ()) -> str | None:
     function(s) the tests call, when the task has them (the block defining one is chosen)."""
     if not completion or not completion.strip():
         return None
-    text = split_reasoning(completion).answer
+    text = split_reasoning(completion.replace("\r\n", "\n")).answer
     tagged = [body for body in _ANSWER_TAG.findall(text) if body.strip()]
     code = _code_in(tagged[-1], set(entry)) if tagged else None
     return code if code is not None else _code_in(text, set(entry))
@@ -46,8 +50,8 @@ def extract_code(completion: str, entry: Iterable[str] = ()) -> str | None:
 def _code_in(text: str, entry: set[str]) -> str | None:
     if not text.strip():
         return None
-    blocks = [(label.lower(), body) for label, body in _FENCE.findall(text)]
-    labelled = [body for label, body in blocks if label in _PY_LABELS and body.strip()]
+    blocks = [(_label(info), textwrap.dedent(body)) for _, info, body in _FENCE.findall(text)]
+    labelled = [body for label, body in blocks if _PY_LABEL.fullmatch(label) and body.strip()]
     bare = [body for label, body in blocks if not label and body.strip()]
     for bodies in (labelled, bare):
         if bodies:
@@ -59,6 +63,12 @@ def _code_in(text: str, entry: set[str]) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text if _CODE_HINTS.search(text) else None
     return text if _CODE_HINTS.search(text) or "=" in text else None
+
+
+def _label(info: str) -> str:
+    """A fence's language: the first word of its info string (```python main.py)."""
+    words = info.split()
+    return words[0].lower().strip("{}.") if words else ""
 
 
 def _parse(code: str) -> ast.Module | None:
@@ -76,9 +86,11 @@ def _defines(node: ast.stmt) -> set[str]:
     return {node.name}
 
 
-def _defined(tree: ast.Module) -> set[str]:
+def _defined(tree: ast.Module, imports: bool = True) -> set[str]:
     names = set()
     for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not imports:
+            continue
         if isinstance(node, _DEFINITIONS):
             names |= _defines(node)
         elif isinstance(node, ast.Assign):
@@ -102,8 +114,11 @@ def _choose_block(bodies: list[str], entry: set[str]) -> str:
     if len(bodies) == 1:  # nothing to choose between (most completions): no parse
         return bodies[0]
     trees = [_parse(body) for body in bodies]
-    chosen = next((i for i in reversed(range(len(bodies)))
-                   if entry and trees[i] is not None and entry & _defined(trees[i])), None)
+    # a block that defines the function itself before one that only imports it (a block of
+    # tests after the solution starts `from solution import f`)
+    chosen = next((i for imports in (False, True) for i in reversed(range(len(bodies)))
+                   if entry and trees[i] is not None and entry & _defined(trees[i], imports)),
+                  None)
     if chosen is None:  # a program (stdio) or no block defines the function: the last block
         # that reads as code, not a block of sample input or output after it
         return next((body for body in reversed(bodies) if _CODE_HINTS.search(body)), bodies[-1])

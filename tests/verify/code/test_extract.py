@@ -159,3 +159,28 @@ def test_a_completion_of_blank_lines_is_no_code_without_a_quadratic_scan(blank):
     line start (`\\s` matches newlines): 30k newlines held the grader's process for 8 s."""
     assert extract_code(blank * 300_000 + "x") is None
     assert extract_code(blank * 300_000 + "def f():\n    return 1\n").endswith("return 1\n")
+
+
+@pytest.mark.parametrize("text", [
+    f"```python main.py\n{SOLUTION}```",                      # a file name after the language
+    f"```python3.11\n{SOLUTION}```",
+    f"```{{.python}}\n{SOLUTION}```",
+    f"~~~python\n{SOLUTION}~~~",
+    f"Steps:\n\n1. The code:\n\n   ```python\n" + "".join(
+        "   " + line if line else line for line in SOLUTION.splitlines(True)) + "   ```\n",
+    f"Here it is:\r\n```python\r\n{SOLUTION.replace(chr(10), chr(13) + chr(10))}```\r\n",
+], ids=["file_name", "version", "braces", "tildes", "indented_in_a_list", "crlf"])
+def test_fences_as_markdown_allows_them(text):
+    assert extract_code(text, ENTRY) == SOLUTION
+
+
+def test_a_fence_inside_a_string_literal_does_not_end_the_block():
+    """Only a fence at the start of a line closes a block."""
+    code = SOLUTION + 'FENCE = "```"\nNOTE = "ends with ```"\n'
+    assert extract_code(fenced(code) + "\n\nDone.", ENTRY) == code
+
+
+def test_a_block_defining_the_function_wins_over_a_later_one_that_imports_it():
+    tests = ("from solution import has_close_elements\n\n"
+             "assert has_close_elements([1.0, 2.0], 1.5)\n")
+    assert extract_code(fenced(SOLUTION) + "\nTests:\n" + fenced(tests), ENTRY) == SOLUTION
