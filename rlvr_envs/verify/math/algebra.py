@@ -531,6 +531,13 @@ def rational_value(text: str) -> Fraction | None:
         return None
 
 
+def is_constant(text: str) -> bool:
+    """Whether `text` is an expression of the reader's subset without variables (`8!`, `|8|`,
+    `\\frac{16}{2}`, `2\\sqrt{3}`, `\\pi`): one value, exact or enclosed."""
+    parsed = parse_algebra(text)
+    return parsed is not None and parsed[0] == "expr" and not _variables(parsed[1], set())
+
+
 def algebra_equal(gold: str, answer: str) -> bool | None:
     """True/False when it is proved (see the module docstring), None when the symbolic path
     must decide."""

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rlvr_envs.verify.math.algebra import algebra_equal
-from rlvr_envs.verify.math.fast import Assign, Letter, Num, leaf_equal, parse_leaf, relation_union
+from rlvr_envs.verify.math.fast import (
+    Assign,
+    Letter,
+    Num,
+    final_number,
+    leaf_equal,
+    parse_leaf,
+    relation_union,
+)
 from rlvr_envs.verify.math.normalize import clean, closing_brace, matching_brace, split_top_level
 from rlvr_envs.verify.math.notation import EMPTY_SET, canonical, choice_with_value, paired
 from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
@@ -79,14 +87,22 @@ def gold_shape(gold: str) -> Shape:
     return shape_of(canonical(gold))
 
 
-_SINGLE_GROUP = re.compile(r"(\^|_|\\sqrt|\\frac\{[^{}]*\}|\\frac)\{([A-Za-z0-9])\}")
+_SINGLE_GROUP = re.compile(r"(\^|_|\\sqrt|\\frac\{[^{}]*\}|\\frac)\{([A-Za-z0-9]|\\[a-zA-Z]+)\}")
+
+
+def _unbraced(m: re.Match) -> str:
+    """`^{2}` -> `^2`, `^{\\circ}` -> `^\\circ` (not before a letter: `^{\\circ}C`)."""
+    if m.group(2).startswith("\\") and m.string[m.end():m.end() + 1].isalpha():
+        return m.group()
+    return m.group(1) + m.group(2)
 
 
 def _spelling(s: str) -> str:
-    """The same LaTeX without spaces and without braces around one-character groups."""
+    """The same LaTeX without spaces and without braces around one-character or one-command
+    groups (`^{\\circ}` is `^\\circ`)."""
     s = s.replace(" ", "")
     while True:
-        shorter = _SINGLE_GROUP.sub(r"\1\2", s)
+        shorter = _SINGLE_GROUP.sub(_unbraced, s)
         if shorter == s:
             return s
         s = shorter
@@ -121,13 +137,31 @@ def restates_question(answer: str, question: str, gold: str) -> bool:
     ("Compute $12 + 7 \\times 3$." answered `12 + 7 \\times 3`; "Simplify $\\sqrt{8}$." answered
     `\\sqrt{8}`): the answer has an operator or a command, is not spelled as the gold, and its
     spelling (spaces, braces of one character, \\left/\\right, \\times/\\cdot/* ignored) occurs in
-    the question. Closed forms such as `10^9+7` or `2^{10}-1` are compared by value otherwise."""
-    if not _RESTATING.search(answer):
-        return False
+    the question. Closed forms such as `10^9+7` or `2^{10}-1` are compared by value otherwise.
+    Never a restatement: a number already in final form (`fast.final_number`: `3/8`,
+    `70^\\circ`, `5\\text{ cm}`, though the question holds 3 and 8, `70^\\circ` or `5\\text{ cm}`),
+    and an expression that occurs in the question only as an answer option, after its label
+    (`\\textbf{(B)}`, `(B)`, `B.`): choosing the right option is answering."""
+    if not _RESTATING.search(answer) or final_number(clean(answer)):
+        return False  # `3/8`, `70^\\circ`, `5\\text{ cm}`: a final value, nothing to evaluate
     spelled = _operator_spelling(answer)
     if len(spelled) < 3 or spelled == _operator_spelling(gold):
         return False
-    return spelled in _operator_spelling(question) or _built_from_question(answer, question, gold)
+    asked = _operator_spelling(question)
+    return any(not _CHOICE_BEFORE.search(asked, 0, at) for at in _occurrences(spelled, asked)) \
+        or _built_from_question(answer, question, gold)
+
+
+#: an answer option's label just before an expression in the question: `\\textbf{(B)}`, `(B)`, `B.`
+_CHOICE_BEFORE = re.compile(r"(?:\([A-Ea-e]\)\}?|(?<![A-Za-z\\])[A-E][.:)])$")
+
+
+def _occurrences(needle: str, haystack: str) -> list[int]:
+    found, at = [], haystack.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = haystack.find(needle, at + 1)
+    return found
 
 
 def aligned(gold: str, answer: str) -> tuple[str, str, bool | None]:

@@ -9,6 +9,7 @@ Comparison is exact: 0.333 is not 1/3.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -85,8 +86,8 @@ class Matrix:
 Value = Num | Inf | Letter | Text | Interval | Union | Rel | Assign | Matrix
 
 _WRAPPER = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mathit|mbox|operatorname)\s*\{")
-_INLINE_TEXT = re.compile(
-    r"\\(?:text|textrm|textit|mathrm|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
+_INLINE_TEXT = re.compile(  # `\text`, `\textrm`, `\textnormal`, `\mathsf`, ...
+    r"\\(?:text(?!color)[a-z]*|math(?:rm|it|sf|tt|normal)|[mh]box|emph|operatorname)\s*\{([^{}]*)\}")
 _NUMBER = re.compile(
     r"""(?P<sign>[+-]?)\s*(?:
         (?P<whole>\d{1,60})\s*\\frac\s*\{\s*(?P<mn>\d{1,60})\s*\}\s*\{\s*(?P<md>\d{1,60})\s*\}
@@ -100,9 +101,11 @@ _NUMBER = re.compile(
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", re.ASCII)
 _DOLLAR = re.compile(r"\\?\$\s*")
 _PERCENT = re.compile(r"\\?%")
-_DEGREE = re.compile(r"(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z]))(?:\s*[CF](?![A-Za-z]))?")
+_DEGREE = re.compile(r"(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z]))"
+                     r"(?:\s*(?:[CF]|\\(?:text|mathrm)\s*\{\s*[CF]\s*\})(?![A-Za-z]))?")
 _UNIT = re.compile(r"([A-Za-z]+(?:\s+[A-Za-z]+)?)\s*(?:\^\s*\{?\s*([23])\s*\}?)?"
-                   r"(?:\s*/\s*([A-Za-z]+))?", re.ASCII)
+                   r"(?:\s*(?:/|\s+per\s+)\s*([A-Za-z]+))?", re.ASCII)
+_PER_UNIT = re.compile(r"per\s+([A-Za-z]+)", re.ASCII)
 _INFINITY = re.compile(r"([+-]?)\s*(?:\\infty|∞|\\inf)", re.ASCII)
 _LETTER = re.compile(r"\(?([A-Za-z])\)?|([A-Za-z])\)", re.ASCII)
 _VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?", re.ASCII)
@@ -123,6 +126,20 @@ _NOT_UNITS |= frozenset([
     "thrice", "quarter", "quarters", "tenth", "tenths", "hundredth", "hundredths", "thousandth",
     "thousandths", "power", "root", "mod", "modulo", "otherwise", "guess", "give", "take", "ish",
     "bound", "upper", "lower", "estimate", "exactly", "sqrt"])
+# Number words and the words made from them: plurals (`tens`, `thousands`, `lakhs`),
+# ordinals and fractions (`fifths`, `millionths`; `second` is left to time), multipliers
+# (`double`, `gross`). After a number each of them changes its value: `3 \text{ fifths}` is
+# not 3. (`1.5 \text{ million(s)}` is rewritten to the number before this, notation.py.)
+_NUMBER_WORD = re.compile(
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|(?:thir|four|fif|six|seven|eigh|nine)teen(?:th)?"
+    r"|(?:twen|thir|for|fif|six|seven|eigh|nine)t(?:y|ie|ieth)"
+    r"|hundred(?:th)?|thousand(?:th)?|(?:m|b|tr|quadr|quint)illion(?:th)?|googol|myriad"
+    r"|dozen|score|gross|lakh|lac|crore|half|halve|third|fourth|fifth|sixth|seventh|eighth|ninth"
+    r"|tenth|eleventh|twelfth|quarter|single|double|triple|quadruple|twice|thrice)(?:e?s)?",
+    re.IGNORECASE)
+# Plural words that qualify or scale a number (a singular one is no unit unless listed below).
+_VALUE_PLURALS = frozenset(["tops", "odds"])
 _UNIT_ALIASES = {
     "centimeter": "cm", "centimetre": "cm", "meter": "m", "metre": "m", "kilometer": "km",
     "kilometre": "km", "millimeter": "mm", "millimetre": "mm", "inch": "in", "inche": "in",
@@ -132,9 +149,32 @@ _UNIT_ALIASES = {
     "liter": "l", "litre": "l", "milliliter": "ml", "millilitre": "ml", "day": "d", "week": "wk",
     "year": "yr", "month": "mo",
 }
-# Unit names of one or two letters; any other unit must be a word of three letters or more,
-# so that 2x or 3pi are never read as a number with a unit.
-_SHORT_UNITS = frozenset(["m", "s", "g", "h", "l", "d", "cm", "mm", "km", "kg", "mg", "in", "ft", "yd", "mi", "lb", "oz", "ml", "hr", "yr", "mo", "wk", "ct", "min", "sec", "deg", "usd"])
+# Unit names of one to three letters, matched as written (`M` is no metre, `K` no kilo):
+# any other unit is a longer word, so that 2x or 3pi are never read as a number with a unit.
+_SHORT_UNITS = frozenset([
+    "m", "s", "g", "h", "l", "L", "d", "cm", "mm", "km", "kg", "mg", "in", "ft", "yd", "mi", "lb",
+    "oz", "ml", "mL", "hr", "yr", "mo", "wk", "ct", "min", "sec", "deg", "usd", "USD", "mph", "kph",
+    "rpm", "psi", "rad", "hrs", "yrs", "lbs", "sq", "pts", "C", "F", "am", "pm", "AM", "PM",
+    "st", "nd", "rd", "th"])
+# Singular words (and irregular plurals) that are units or leave the number as it is; a
+# regular plural noun (`apples`, `ways`, `people`) is a unit too. Any other word after a
+# number is refused, not dropped: an unknown word may scale or qualify the value
+# (`3 \text{ lakh}`, `3 \text{ max}`, `3 \text{ ppm}`), and a refusal costs only an
+# unusual answer its reward.
+_UNIT_WORDS = frozenset(_UNIT_ALIASES) | frozenset([
+    "unit", "percent", "radian", "celsius", "fahrenheit", "kelvin", "acre", "hectare", "gallon",
+    "quart", "pint", "cup", "ton", "tonne", "calorie", "kilocalorie", "joule", "watt", "volt",
+    "newton", "pascal", "hertz", "byte", "bit", "mole", "euro", "yen", "rupee", "peso", "cents",
+    "square", "cubic", "total", "each", "people", "person", "children", "child", "men",
+    "women", "sheep", "fish", "deer", "mice", "teeth", "geese", "usd",
+    # after a unit: `16 \text{ years old}`, `12 \text{ inches long}`, `3 \text{ apples left}`
+    "old", "long", "tall", "wide", "high", "deep", "thick", "away", "apart", "later", "left"])
+# Before a unit, another word is read as an adjective (`3 \text{ red marbles}`, `4 \text{ real
+# roots}`) unless it is a value word or one of these scales and bounds.
+_NOT_ADJECTIVES = frozenset(["mil", "mln", "bln", "thou", "grand", "max", "maximum", "min",
+                             "minimum", "per", "ppm", "ppb", "ppt", "bps", "basis", "percentage"])
+# `ways`, `apples`; not `gross`, `plus`, `basis`
+_REGULAR_PLURAL = re.compile(r"[a-z]{2,}[^\Wsiu\d_]s", re.ASCII)
 _RELATION_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!="}
 _RELATION_NAMES = {"\\leqslant": "<=", "\\geqslant": ">=", "\\leq": "<=", "\\geq": ">=",
                    "\\le": "<=", "\\ge": ">=", "\\neq": "!=", "\\ne": "!=", "≤": "<=", "≥": ">=",
@@ -165,27 +205,37 @@ def exact_side(answer: str) -> str:
 
 
 _TEXT_GROUP = re.compile(
-    r"\\(?:text|textbf|textrm|textit|mathrm|mbox|operatorname)\s*\{([^{}]*)\}(?:\^\{?\d+\}?)?")
+    r"\\(?:text(?!color)[a-z]*|math(?:rm|it|sf|tt|normal)|[mh]box|emph|operatorname)\s*\{([^{}]*)\}"
+    r"(?:\^\{?\d+\}?)?")
 _PLAIN_NUMBER = re.compile(r"[+-]?[\d,]*\.?\d+")
 _HEDGE_WORD = re.compile(r"\b(?:or|maybe|perhaps|otherwise|possibly|either)\b", re.IGNORECASE)
-_NUMBER_BEFORE = re.compile(r"[\d}]\s*(?:\\[,;:! ]\s*)*$")
+_NUMBER_BEFORE = re.compile(  # a number, perhaps with its percent sign or degree mark
+    r"[\d}](?:\s*(?:\\?%|\^\s*\\circ|°))?\s*(?:\\[,;:! ]\s*)*$")
 
 
 def text_hides_numbers(answer: str) -> bool:
     """Whether a `\\text{}` group holds what the comparison would drop as a unit although it
     changes or hedges the value: digits (`3\\text{ hours and 20 minutes}`), a hedge
-    (`B \\text{ (or C)}`), a value word (`5\\text{ hundred}`), or a compound quantity
-    (`2\\text{ feet }6\\text{ inches}`). Separator words (`\\text{ and }`) are list syntax."""
+    (`B \\text{ (or C)}`), a value word (`5\\text{ hundred}`), a compound quantity
+    (`2\\text{ feet }6\\text{ inches}`), or, after a number, any words that are not a unit
+    (`_unit_word`: `3\\text{k}`, `3\\text{ lakh}`, `3\\text{ max}`), which the symbolic
+    parser would drop. Separator words (`\\text{ and }`) are list syntax."""
     for m in _TEXT_GROUP.finditer(answer):
         content = m.group(1).strip()
         if content.lower() in ("or", "and", "") or _PLAIN_NUMBER.fullmatch(content):
             continue
+        after_number = _NUMBER_BEFORE.search(answer, 0, m.start()) is not None
+        if after_number and _canonical_unit(content) and \
+                not any(ch.isdigit() for ch in answer[m.end():]):
+            continue  # a unit: `5 \text{ cm}`, `3 \text{ units squared}`
         if any(ch.isdigit() for ch in content) or _HEDGE_WORD.search(content) or any(
                 w.lower() in _NOT_UNITS for w in _WORD.findall(content)):
             return True  # `3\text{ (or 4)}`, `B \text{ (or C)}`, `5\text{ hundred}`
-        if _NUMBER_BEFORE.search(answer, 0, m.start()) and \
-                any(ch.isdigit() for ch in answer[m.end():]):
-            return True
+        if after_number:
+            if any(ch.isdigit() for ch in answer[m.end():]):
+                return True
+            if not m.group().startswith("\\operatorname") and any(map(str.isalpha, content)):
+                return True  # no unit: `3\text{k}`, `3\text{ lakh}`, `3\text{ max}`
     return False
 
 
@@ -211,24 +261,66 @@ def _fraction(text: str) -> Fraction:
     return Fraction(Decimal(text))
 
 
+_ABBREVIATION_DOT = re.compile(r"(?<=[A-Za-z])\.")  # `5 \\text{ ft.}`, `15 \\text{ sq. units}`
+_UNIT_SPACING = re.compile(r"\\(?:q?quad|checkmark)(?![a-zA-Z])")
+
+
+def _value_word(word: str) -> bool:
+    """A word that changes, scales or qualifies the number it follows (`_NOT_UNITS`, number
+    words and the words made from them)."""
+    lower = word.lower()
+    return lower in _NOT_UNITS or lower in _VALUE_PLURALS or bool(_NUMBER_WORD.fullmatch(word))
+
+
+def _unit_word(word: str, denominator: bool = False) -> bool:
+    """Whether `word`, as written after a number, names what is counted or measured and leaves
+    the number's value as it is: a known unit (one to three letters: exactly as written), a
+    regular plural noun (`apples`, `ways`), or after `per` any word but a value word."""
+    lower = word.lower()
+    if _value_word(word):
+        return False
+    if len(word) <= 3:
+        return word in _SHORT_UNITS or (not word.isupper() and lower in _UNIT_WORDS)
+    if lower in _UNIT_WORDS or lower[:-1] in _UNIT_WORDS or denominator:
+        return True
+    return bool(_REGULAR_PLURAL.fullmatch(lower)) and (word.islower() or word[1:].islower())
+
+
 def _canonical_unit(text: str) -> str | None:
-    """The unit a number carries ('' when none); None when the trailing text is not a unit."""
-    text = _INLINE_TEXT.sub(r" \1 ", text).replace("\\", " ").strip()
+    """The unit a number carries ('' when none); None when the trailing text is not a unit
+    (`_unit_word`: a word that may change or qualify the value is never dropped as a unit)."""
+    text = _INLINE_TEXT.sub(r" \1 ", text)
+    text = _ABBREVIATION_DOT.sub("", _UNIT_SPACING.sub(" ", text)).strip()
     if not text:
         return ""
+    if "\\" in text:  # a command left over: `\cdot \infty` is no unit
+        return None
+    per = _PER_UNIT.fullmatch(text)  # `\\$5 \\text{ per person}`; not `per cent`, `per mille`
+    if per:
+        word = per.group(1)
+        if word.lower() in ("cent", "centum", "mille") or not _unit_word(word, True):
+            return None
+        return "/" + _UNIT_ALIASES.get(word.lower(), word.lower())
     m = _UNIT.fullmatch(text)
     if not m:
         return None
-    words = m.group(1).lower().split()
-    if any(w in _NOT_UNITS for w in words) or (m.group(3) and m.group(3).lower() in _NOT_UNITS):
+    raw = m.group(1).split()
+    if len(raw) == 2 and raw[1].lower() in ("squared", "cubed") and not m.group(2):
+        raw = raw[:1]  # `units squared`, `cm cubed`
+        power = "2" if m.group(1).lower().endswith("squared") else "3"
+    else:
+        power = m.group(2)
+    adjective = len(raw) == 2 and len(raw[0]) >= 3 and raw[0].lower() not in _NOT_ADJECTIVES \
+        and (raw[0].islower() or raw[0][1:].islower()) and not _value_word(raw[0])
+    if not all(_unit_word(w) or (adjective and i == 0) for i, w in enumerate(raw)) or (
+            m.group(3) and not _unit_word(m.group(3), True)):
         return None
-    if any(len(w) < 3 and w not in _SHORT_UNITS for w in words):
-        return None
+    words = [w.lower() for w in raw]
     names = [_UNIT_ALIASES.get(w) or _UNIT_ALIASES.get(w[:-1])
              or (w[:-1] if w.endswith("s") and len(w) > 3 else w) for w in words]
     unit = " ".join(names)
-    if m.group(2):
-        unit += "^" + m.group(2)
+    if power:
+        unit += "^" + power
     if m.group(3):
         unit += "/" + _UNIT_ALIASES.get(m.group(3).lower(), m.group(3).lower())
     return unit
@@ -286,6 +378,44 @@ def parse_number(s: str) -> Num | None:
             percent, trailing = True, ""
         unit = trailing or unit
     return Num(value, percent, unit)
+
+
+def _lowest_terms(numerator: str | None, denominator: str | None) -> bool:
+    if numerator is None or not numerator.isdigit() or not denominator.isdigit():
+        return False
+    return int(denominator) > 1 and math.gcd(int(numerator), int(denominator)) == 1
+
+
+def final_number(s: str) -> bool:
+    """Whether `s` is one number written as a final answer is: an integer, a decimal, a
+    fraction in lowest terms (`3/8`, `\\frac{3}{8}`) or a mixed number, perhaps with a sign,
+    a percent sign, a degree mark, a dollar sign or a unit (`70^\\circ`, `5\\text{ cm}`), or a
+    variable set to one (`x = 3/8`). `\\frac{16}{2}`, `2^{10}` and `\\sqrt{8}` are not: they
+    are left to evaluate."""
+    s, _ = _unwrap(s.strip())
+    value = parse_leaf(s)
+    if isinstance(value, Assign):
+        s = s.split("=", 1)[1]
+    elif not isinstance(value, Num):
+        return False
+    s = s.strip()
+    dollar = _DOLLAR.match(s)
+    if dollar:
+        s = s[dollar.end():]
+    s = s.lstrip("+-").lstrip()
+    thousands = _THOUSANDS.match(s)
+    if thousands:
+        s = thousands.group().replace(",", "") + s[thousands.end():]
+    m = _NUMBER.match(s)
+    if m is None:
+        return False
+    if m.group("dec") is not None:
+        return True
+    if m.group("whole") is not None or m.group("swhole") is not None:
+        numerator, denominator = m.group("mn") or m.group("smn"), m.group("md") or m.group("smd")
+        return _lowest_terms(numerator, denominator) and int(numerator) < int(denominator)
+    return _lowest_terms(m.group("fn") or m.group("sn") or m.group("an"),
+                         m.group("fd") or m.group("sd") or m.group("ad"))
 
 
 def _bound(s: str) -> Num | Inf | None:

@@ -5,8 +5,11 @@
 `×`, `·`; an upright `\\mathrm{i}` or `\\mathrm{e}`; the empty set (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`); set-builder notation
 on a condition (`\\{x \\mid x > 2\\}` -> `x > 2`); `x \\in S` -> `S`; `\\langle a, b\\rangle`
 and column vectors -> `(a, b)`; named tuples (`(a,b)=(2,5)` -> `a=2, b=5`); repeating
-decimals (`0.1\\overline{6}` -> `\\frac{1}{6}`); "1.5 million" -> `1500000`; base subscripts
-(`\\text{1011}_2`, `(1011)_2`, `1011_{2}` -> `1011_{2}`); `\\text{(B)}` -> `(B)`.
+decimals (`0.1\\overline{6}` -> `\\frac{1}{6}`); "1.5 million" (or "millions") -> `1500000`;
+base subscripts (`\\text{1011}_2`, `(1011)_2`, `1011_{2}` -> `1011_{2}`); `\\text{(B)}` -> `(B)`;
+a note that leaves the value as it is is dropped (`x = 2 \\text{ (double root)}` -> `x = 2`);
+a congruence to its least residue (`n \\equiv 3 \\pmod{4}` -> `3`) and `7 \\bmod 4` of
+integers to its value (`3`).
 
 `paired(gold, answer)` applies the rules that need both sides: scientific notation with `e`
 (`3.2e-5`, only when neither side uses the constant e), numbers in a base, and a multiple
@@ -42,9 +45,23 @@ _LANGLE = re.compile(r"^\\langle\s*(.*?)\s*\\rangle$")
 _COLUMN = re.compile(r"^\\begin\{([pb]matrix)\}(.*)\\end\{\1\}$", re.DOTALL)
 _REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\s*(?:\{\s*(\d+)\s*\}|(\d))")
 _SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
-_SCALED = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(?:\\(?:text|mathrm|mbox)\s*\{\s*(thousand|million|billion|trillion)\s*\}"
-    r"|(thousand|million|billion|trillion)(?![a-zA-Z]))")
+_SCALED = re.compile(  # the plural too: `3 \text{ thousands}` is 3000, never 3
+    r"(\d+(?:\.\d+)?)\s*(?:\\(?:text|mathrm|mbox)\s*\{\s*(thousand|million|billion|trillion)s?\s*\}"
+    r"|(thousand|million|billion|trillion)s?(?![a-zA-Z]))")
+# Notes that leave the value as it is: `x = 2 \text{ (double root)}`, `\text{(multiplicity 2)}`,
+# `7 \text{ (verified)}`. Other notes stay, and one after a number that may change or hedge the
+# value makes the answer a mismatch (fast.text_hides_numbers).
+_NEUTRAL_NOTE = re.compile(
+    r"\\(?:text|textrm|textit|mbox)\s*\{\s*\(\s*(?:(?:double|triple|repeated|multiple|simple)\s+"
+    r"(?:root|zero)|(?:with\s+)?multiplicity\s+\d{1,2}|verified|checked)\s*\)\s*\}")
+_MOD_WORD = (r"(?:\\[pb]?mod(?![a-zA-Z])|\\(?:text|mathrm|operatorname)\s*\{\s*mod\s*\}"
+             r"|mod(?![a-zA-Z]))")
+# `n \equiv 3 \pmod{4}`, `3 \pmod 4`, `x \equiv 7 \ (\text{mod } 1000)`: the residue, when it is
+# the least one (0 <= r < m); `1007 \pmod{1000}` stays as it is (and matches no 7).
+_CONGRUENCE = re.compile(
+    r"(?:[A-Za-z](?:_\{?\w+\}?)?\s*\\equiv\s*)?(\d+)\s*(?:\\pmod\s*(?:\{\s*(\d+)\s*\}|(\d+))"
+    r"|\(\s*" + _MOD_WORD + r"\s*(\d+)\s*\)|(?<=\d)\s*\\(?:b?mod)(?![a-zA-Z])\s*\{?\s*(\d+)\s*\}?)")
+_EQUIV = re.compile(r"\\equiv(?![a-zA-Z])")
 _TEXT_BASE = re.compile(r"\\(?:text|mathrm|mbox)\s*\{\s*([0-9A-Z]+)\s*\}\s*_|\(([0-9A-Z]+)\)\s*_")
 _BASE = re.compile(r"([0-9A-Z]+)\s*_\s*(?:\{\s*(\d{1,2})\s*\}|(\d))")
 _UPRIGHT_CONSTANT = re.compile(r"\\(?:mathrm|text|mathit|operatorname)\s*\{\s*([ie])\s*\}")
@@ -77,6 +94,19 @@ def _scaled(m: re.Match) -> str:
     value = Decimal(m.group(1)).scaleb(_SCALE_WORDS[word])
     text = format(value, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _congruence(s: str) -> str:
+    """`n \\equiv 3 \\pmod 4` -> `3`; `7 \\bmod 4` (an operation, no `\\equiv`) -> `3`."""
+    m = _CONGRUENCE.fullmatch(s)
+    if not m:
+        return s
+    residue, modulus = int(m.group(1)), int(next(g for g in m.groups()[1:] if g is not None))
+    if modulus == 0:
+        return s
+    if m.group(5) is not None and not _EQUIV.search(s):  # `1007 \\bmod 1000` is 7
+        return str(residue % modulus)
+    return str(residue) if residue < modulus else s
 
 
 def _strip_outer_braces(s: str) -> str:
@@ -117,6 +147,7 @@ def canonical(text: str) -> str:
     s = _DROP_KEEP_ARG.sub("", s)
     s = _EMPTY.sub(lambda _: EMPTY_SET, s)
     s = _BARS.sub("|", s)
+    s = _NEUTRAL_NOTE.sub(" ", s)
     s = _CHOICE_TEXT.sub(r"\1", s)
     s = _UPRIGHT_CONSTANT.sub(r"\1", s)  # \mathrm{i}, \mathrm{e}
     if "\\overline" in s:
@@ -133,6 +164,8 @@ def canonical(text: str) -> str:
     if m and m.group(1) in m.group(2):
         s = m.group(2)
     s = _column(s) or _named_tuple(s) or s
+    if "mod" in s:
+        s = _congruence(s)
     return s
 
 

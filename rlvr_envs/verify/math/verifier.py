@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from itertools import pairwise
+from itertools import combinations, pairwise
 
 from rlvr_envs.core.prompts import check_answer_format
 from rlvr_envs.verify.math import cache, deadline
-from rlvr_envs.verify.math.algebra import parse_algebra
+from rlvr_envs.verify.math.algebra import algebra_equal, is_constant, parse_algebra, rational_value
 from rlvr_envs.verify.math.compare import (
     NeedsSymbolic,
     Shape,
@@ -25,7 +25,14 @@ from rlvr_envs.verify.math.compare import (
 )
 from rlvr_envs.verify.math.deadline import WorkerError
 from rlvr_envs.verify.math.extract import extract
-from rlvr_envs.verify.math.fast import exact_side, parse_leaf, qualifier_words, text_hides_numbers
+from rlvr_envs.verify.math.fast import (
+    Inf,
+    Num,
+    exact_side,
+    parse_leaf,
+    qualifier_words,
+    text_hides_numbers,
+)
 from rlvr_envs.verify.math.normalize import (
     NestingError,
     balanced,
@@ -115,31 +122,80 @@ _NUMBER_RELATION = re.compile(
     r"\s*([+-]?\d+(?:\.\d+)?)\s*(?:=|\\equiv|\\approx|\\cong|≈|≡)\s*([+-]?\d+(?:\.\d+)?)\s*")
 
 
-#: a side of `=` made only of numbers and arithmetic (`8`, `2+6`, `\\frac{16}{2}`)
-_CONSTANT_SIDE = re.compile(
-    r"(?:[\d\s.+\-*/^(){}]|\\(?:frac|dfrac|tfrac|sqrt|cdot|times|div|left|right)(?![a-zA-Z]))+")
+#: up to this many distinct constant sides in a chain, every pair is compared; beyond it (no
+#: real answer), each side with its neighbour and with the last side
+_MAX_CHAIN_PAIRS_OF = 8
+
+#: `=` as part of another relation (`x <= 3`, `x != 3`, `x := 3`): no side ends there
+_NOT_EQUALITY = re.compile(r"(?<=[<>!:])=")
+
+
+def _constant_side(side: str) -> Num | Inf | str | None:
+    """A side of `=` that the fast path reads as one value: a number (with its percent sign or
+    unit: `8\\%`, `\\$8`, `8^\\circ`, `0.\\overline{9}`), an infinity, or an expression
+    without variables (`8!`, `|8|`, `\\frac{16}{2}`, `\\sqrt{2}`), returned as its text; else
+    None."""
+    side = side.strip()
+    if not any(ch.isdigit() or ch == "\\" for ch in side):
+        return None
+    text = canonical(side)
+    leaf = parse_leaf(text)
+    if isinstance(leaf, Num | Inf):
+        return leaf
+    return text if is_constant(text) else None
+
+
+def _readings(value: Num) -> tuple[Fraction, ...]:
+    """The values a number may stand for: `50\\%` is 50 or 1/2."""
+    return (value.value, value.value / 100) if value.percent else (value.value,)
+
+
+def _as_text(value: Fraction) -> str:
+    return f"({value.numerator})/({value.denominator})"
+
+
+def _constants_differ(left: Num | Inf | str, right: Num | Inf | str) -> bool:
+    """Whether two constant sides are proved to be different values under every reading (a
+    percent as itself or as a fraction; different units, or degrees against an irrational
+    value, `90^\\circ = \\frac{\\pi}{2}`, prove nothing)."""
+    if isinstance(left, Inf) or isinstance(right, Inf):
+        return left != right
+    if isinstance(left, Num) and isinstance(right, Num):
+        if left.unit and right.unit and left.unit != right.unit:
+            return False
+        return not set(_readings(left)) & set(_readings(right))
+    if isinstance(left, str) and isinstance(right, str):
+        return algebra_equal(left, right) is False
+    number, text = (left, right) if isinstance(left, Num) else (right, left)
+    if number.unit == "deg" and rational_value(text) is None:
+        return False
+    return all(algebra_equal(text, _as_text(v)) is False for v in _readings(number))
 
 
 def _false_relation(answer: str) -> bool:
-    """Two different values said to be equal (`6 = 5`, or in a chain, `x = 8 = 7`, `2+6 = 7`):
-    read as either, it would be a guess."""
+    """Two different values said to be equal (`6 = 5`, or anywhere in a chain: `x = 8 = 7`,
+    `8 = x = 7`, `8! = 7`, `\\$8 = 7`): read as either, it would be a guess. Every side
+    that the fast path reads as a constant must agree with every other one."""
     m = _NUMBER_RELATION.fullmatch(answer)
     if m is not None:
         return Fraction(m.group(1)) != Fraction(m.group(2))
-    constants = [side if _CONSTANT_SIDE.fullmatch(side) and any(map(str.isdigit, side))
-                 else None for side in split_top_level(answer, "=", words=False)]
-    return any(left and right and _proved_different(left, right)
-               for left, right in pairwise(constants))
-
-
-def _proved_different(left: str, right: str) -> bool:
-    """Whether the fast path proves two constant sides unequal (no proof: False)."""
+    sides = split_top_level(_NOT_EQUALITY.sub("\x01", answer), "=", words=False)
     try:
-        return not fast_equal(left, right)
-    except NeedsSymbolic:
-        return False
+        unequal = answer.split("!=")
+        if len(unequal) == 2 and all(_constant_side(side) is not None for side in unequal):
+            return True  # `8 != 7` states a fact about two numbers; it answers neither
+        if len(sides) < 2:
+            return False
+        constants = list(dict.fromkeys(  # each distinct value once: `1 = 1 = ... = 1` is cheap
+            c for c in (_constant_side(side.replace("\x01", "=")) for side in sides)
+            if c is not None))
+        if len(constants) > _MAX_CHAIN_PAIRS_OF:  # bounded work: each against its neighbour
+            pairs = list(pairwise(constants)) + [(c, constants[-1]) for c in constants]
+        else:
+            pairs = list(combinations(constants, 2))
+        return any(_constants_differ(a, b) for a, b in pairs)
     except Exception as exc:  # noqa: BLE001 - a fast-path bug: no proof
-        log.warning("math verifier fast path failed on %r = %r: %r", left[:100], right[:100], exc)
+        log.warning("math verifier fast path failed on the chain %r: %r", answer[:100], exc)
         return False
 
 
