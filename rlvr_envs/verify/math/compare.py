@@ -23,7 +23,13 @@ from rlvr_envs.verify.math.fast import (
     relation_union,
 )
 from rlvr_envs.verify.math.normalize import clean, closing_brace, matching_brace, split_top_level
-from rlvr_envs.verify.math.notation import EMPTY_SET, canonical, choice_with_value, paired
+from rlvr_envs.verify.math.notation import (
+    EMPTY_SET,
+    canonical,
+    choice_letter,
+    choice_with_value,
+    paired,
+)
 from rlvr_envs.verify.math.verdict import CORRECT, HEDGED, MISMATCH
 
 LeafEqual = Callable[[str, str], bool]
@@ -177,7 +183,11 @@ def aligned(gold: str, answer: str) -> tuple[str, str, bool | None]:
         letter = parse_leaf(gold)
         if isinstance(letter, Letter):
             return gold, answer, letter.letter == choice[0]
+        if choice_letter(gold) is not None:  # `B` against `B) 12`
+            return gold, answer, choice_letter(gold) == choice[0]
         answer = choice[1]
+    if choice_letter(gold) is not None and choice_letter(answer) is not None:
+        return gold, answer, choice_letter(gold) == choice_letter(answer)
     return gold, answer, None
 
 

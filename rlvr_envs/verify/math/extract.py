@@ -11,9 +11,10 @@ reasoning ends and what the final answer is.
   block in the prompt) closes the reasoning that precedes it.
 * Inside a section, in order: every `\\boxed{}` / `\\fbox{}` (a box inside a box is read once,
   through the outer one; a `\\boxed{` left open at the end is no answer; "or", "maybe",
-  "otherwise", "/" right after the last box is a hedge; answer tags and a value stated after
-  the last box, "the answer is 6", "#### 6", count beside the boxes, so a different value is
-  a hedge), else the
+  "otherwise", "else", "/" right after the last box is a hedge, and so is "else 8" or
+  "otherwise 8" later in the box's sentence; answer tags and a value stated or offered after
+  the last box, "the answer is 6", "#### 6", "the answer would be 6", count beside the boxes,
+  so a different value is a hedge), else the
   `<answer>…</answer>` tags, else stated answers: the Minerva line "The final answer is $x$.
   I hope it is correct.", GSM8K `#### x` lines, "the answer is x" sentences, lines opening
   "Answer: x". Every stated answer counts, so two `####` lines with different values are a
@@ -44,8 +45,20 @@ _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 #: an "or" right after a box (`\boxed{5} (or possibly 6)`, `$\boxed{5}$ or $6$`): a hedge
 _OR_AFTER_BOX = re.compile(
     r"(?:[\s$,.;(/]|\\[)\],;:! ]|\\(?:text|mathrm|mbox|textbf)\s*\{)*"
-    r"(?:or|otherwise|maybe|perhaps|possibly|alternatively|either)\b"
+    r"(?:or|otherwise|else|maybe|perhaps|possibly|alternatively|either)\b"
     r"|[\s$]*/[\s$]*[-+\d\\(]", re.IGNORECASE)
+#: in the rest of the last box's sentence, another value offered in its place
+#: (`\boxed{7} (assuming order matters; else 8)`): a hedge
+_ELSE_VALUE_AFTER_BOX = re.compile(
+    r"[^\n.]{0,160}?\b(?:else|otherwise|if\s+not)\b[\s,:]*(?:\$|\\\(|\\boxed\s*\{)?\s*"
+    r"[-+]?(?:\d|\\frac)", re.IGNORECASE)
+#: after the last box, "the answer would be 8", "the answer could also be 8": a value offered
+#: beside the boxed one (a hedge unless it is the same); "the total would be 16" in a note on
+#: another case is not
+_WOULD_BE = re.compile(
+    r"\banswers?\s+(?:would|could|might|should|will)\s+(?:also\s+|instead\s+"
+    r"|then\s+)?(?:be|equal)\s*:?\s*(\$[^$\n]{1,200}\$|\\\([^\n]{1,200}?\\\)"
+    r"|[-+]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?)", re.IGNORECASE)
 #: a stated answer that reads as a value (a digit, math, or a choice letter), not a verdict
 #: on one ("the answer is correct")
 _VALUE_LIKE = re.compile(
@@ -188,10 +201,13 @@ def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
     boxed = boxes(section)
     if boxed:  # a value stated after the last box overrides it: both count (a hedge if unequal)
         after = _after_last_box(section)
-        if _OR_AFTER_BOX.match(section, after, after + 40):
+        if _OR_AFTER_BOX.match(section, after, after + 40) or \
+                _ELSE_VALUE_AFTER_BOX.match(section, after):
             raise AnswerRefused(HEDGED)
+        rest = section[after:]
+        offered = [m.group(1) for m in _WOULD_BE.finditer(rest)]
         return boxed + [t for t in tags if not _BOX.search(t)] + [
-            a for a in stated_answers(section[after:])
+            a for a in stated_answers(rest) + offered
             if _VALUE_LIKE.search(a) and not _BOX.search(a)]
     return tagged or stated_answers(section)
 

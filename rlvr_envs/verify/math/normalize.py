@@ -11,7 +11,8 @@ _FULLWIDTH[0x3000] = ord(" ")
 
 _DROP = re.compile(
     r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg|displaystyle|textstyle"
-    r")(?![a-zA-Z])|(?<!\\)\\[!,;:]|(?<!\\)\\ |~")
+    r"|scriptstyle|tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge"
+    r"|smash)(?![a-zA-Z])|(?<!\\)\\[!,;:]|(?<!\\)\\ |~")
 _THIN_THOUSANDS = re.compile(r"(?<=\d)\\[,!;: ](?=\d{3}(?!\d))")
 _FRAC = re.compile(r"\\[dt]frac(?![a-zA-Z])")
 _SPACES = re.compile(r"\s+")

@@ -9,7 +9,11 @@ decimals (`0.1\\overline{6}` -> `\\frac{1}{6}`); "1.5 million" (or "millions") -
 base subscripts (`\\text{1011}_2`, `(1011)_2`, `1011_{2}` -> `1011_{2}`); `\\text{(B)}` -> `(B)`;
 a note that leaves the value as it is is dropped (`x = 2 \\text{ (double root)}` -> `x = 2`);
 a congruence to its least residue (`n \\equiv 3 \\pmod{4}` -> `3`) and `7 \\bmod 4` of
-integers to its value (`3`).
+integers to its value (`3`); a whole answer in words (`\\text{seven}` -> `7`, `\\text{infinity}`,
+`\\text{all real numbers}`, `\\text{no solution}`); choice words (`\\text{Option A}` -> `(A)`);
+a tick after the answer and a label before it (`7 \\quad \\checkmark`, `\\text{Answer: } 7`);
+`\\text{\\$}`; a vulgar fraction on its own (`½`); `0b1011`, `0o17`, `0x1F` as base subscripts;
+a capital `U` between intervals as `\\cup`.
 
 `paired(gold, answer)` applies the rules that need both sides: scientific notation with `e`
 (`3.2e-5`, only when neither side uses the constant e), numbers in a base, and a multiple
@@ -30,6 +34,11 @@ EMPTY_SET = "\\emptyset"
 _UNICODE = {"\u2212": "-", "\u2013": "-", "π": "\\pi ", "∞": "\\infty ", "×": "\\times ",
             "·": "\\cdot ", "÷": "\\div ", "∅": EMPTY_SET, "⟨": "\\langle ", "⟩": "\\rangle ",
             "∈": "\\in ", "∪": "\\cup ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne "}
+#: vulgar fractions, where no digit precedes them (`1½` is a mixed number, left as written)
+VULGAR_FRACTIONS = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5),
+           "⅖": (2, 5), "⅗": (3, 5), "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅛": (1, 8),
+           "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8)}
+_VULGAR_ALONE = re.compile("(?<![0-9])([" + "".join(VULGAR_FRACTIONS) + "])")
 _ROOT = re.compile(r"√\s*(\{[^{}]*\}|\([^()]*\)|\d+(?:\.\d+)?|\\?[A-Za-z]+)")
 # Commands dropped with their first argument (a colour name, a length).
 _DROP_WITH_ARG = re.compile(
@@ -65,7 +74,36 @@ _EQUIV = re.compile(r"\\equiv(?![a-zA-Z])")
 _TEXT_BASE = re.compile(r"\\(?:text|mathrm|mbox)\s*\{\s*([0-9A-Z]+)\s*\}\s*_|\(([0-9A-Z]+)\)\s*_")
 _BASE = re.compile(r"([0-9A-Z]+)\s*_\s*(?:\{\s*(\d{1,2})\s*\}|(\d))")
 _UPRIGHT_CONSTANT = re.compile(r"\\(?:mathrm|text|mathit|operatorname)\s*\{\s*([ie])\s*\}")
-_CHOICE_TEXT = re.compile(r"\\(?:text|textbf|textrm|mathrm|mathbf)\s*\{\s*(\([A-Ea-e]\))\s*\}")
+_CHOICE_TEXT = re.compile(
+    r"\\(?:text|textbf|textrm|mathrm|mathbf)\s*\{\s*(?:(?:option|choice)\s*\(?\s*([A-E])\s*\)?"
+    r"|\(\s*([A-Ea-e])\s*\))\s*\}", re.IGNORECASE)
+#: a choice letter on its own: `A`, `(A)`, `A)`
+_CHOICE_LETTER = re.compile(r"\(?\s*([A-E])\s*\)?")
+_OPEN_CHOICE = re.compile(r"\s*[A-E]\)(?:\s|$)")
+#: `7 \quad \checkmark`: a tick after the answer says nothing about its value
+_TICK = re.compile(r"(?:\s*\\q?quad)*\s*(?:\\checkmark(?![a-zA-Z])|[✓✔])\s*$")
+#: `\text{Answer: } 7`, `\textbf{Final answer:} 7`: a label in front of the answer
+_ANSWER_LABEL = re.compile(
+    r"^\\(?:text|textbf|textrm|mathrm|mbox)\s*\{\s*(?:the\s+)?(?:final\s+)?answer\s*(?:is\s*)?:?\s*\}\s*",
+    re.IGNORECASE)
+_TEXT_DOLLAR = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{\s*\\\$\s*\}")
+#: a whole answer that is one word, plain or in \text: a number word, infinity, all real
+#: numbers, no solution
+_WORD_ANSWER = re.compile(
+    r"^(?:\\(?:text|textrm|textbf|textit|mathrm|mbox)\s*\{\s*([A-Za-z][A-Za-z -]*?)\s*\}|([A-Za-z][A-Za-z-]*))$")
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+          "eighteen", "nineteen"]
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}
+_NAMED_VALUES = {"infinity": "\\infty", "all real numbers": "\\mathbb{R}",
+                 "all reals": "\\mathbb{R}", "no solution": EMPTY_SET, "no solutions": EMPTY_SET,
+                 "no real solution": EMPTY_SET, "no real solutions": EMPTY_SET,
+                 "empty set": EMPTY_SET, "the empty set": EMPTY_SET}
+#: `0b1011`, `0o17`, `0x1F`: a number in a base, as `1011_{2}`
+_PREFIXED_BASE = re.compile(r"^0([box])([0-9A-Fa-f]+)$")
+#: `(-\infty, 1) U (2, \infty)`: a capital U between intervals is a union
+_UNION_U = re.compile(r"(?<=[)\]])\s*U\s*(?=[(\[])")
 _NAMED_TUPLE = re.compile(r"^\(([^()=]*)\)\s*=\s*(\(.*\))$")
 _VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?")
 _SCIENTIFIC_E = re.compile(r"([+-]?\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})")
@@ -135,12 +173,66 @@ def _named_tuple(s: str) -> str | None:
     return ", ".join(f"{n}={v}" for n, v in zip(names, values))
 
 
+def _number_word(word: str) -> int | None:
+    """The value of `seven`, `twenty-one`, `ninety nine`; None for any other word."""
+    word = word.lower().replace("-", " ").split()
+    if len(word) == 1 and word[0] in _UNITS:
+        return _UNITS.index(word[0])
+    if 1 <= len(word) <= 2 and word[0] in _TENS:
+        unit = _UNITS.index(word[1]) if len(word) == 2 and word[1] in _UNITS[1:10] else None
+        return None if len(word) == 2 and unit is None else _TENS[word[0]] + (unit or 0)
+    return None
+
+
+def _word_answer(s: str) -> str:
+    """A whole answer written as words: `\\text{seven}` -> `7`, `\\text{infinity}` -> `\\infty`,
+    `\\text{all real numbers}` -> `\\mathbb{R}`, `\\text{no solution}` -> `\\emptyset`."""
+    m = _WORD_ANSWER.match(s)
+    if not m:
+        return s
+    words = " ".join((m.group(1) or m.group(2)).lower().split())
+    value = _number_word(words)
+    if value is not None:
+        return str(value)
+    return _NAMED_VALUES.get(words, s)
+
+
+def _prefixed_base(s: str) -> str:
+    m = _PREFIXED_BASE.match(s)
+    if not m:
+        return s
+    base, digits = {"b": 2, "o": 8, "x": 16}[m.group(1)], m.group(2).upper()
+    try:
+        int(digits, base)
+    except ValueError:
+        return s
+    return f"{digits}_{{{base}}}"
+
+
+def closed_choice(text: str) -> str:
+    """`A)` and `B) 12` (a choice letter closed by a parenthesis it never opened) as `(A)`,
+    `(B) 12`: otherwise the answer reads as unbalanced."""
+    m = _OPEN_CHOICE.match(text)
+    return "(" + text.lstrip() if m else text
+
+
+def choice_letter(text: str) -> str | None:
+    """The letter of an answer that is only a choice letter (`A`, `(A)`, `A)`), else None."""
+    m = _CHOICE_LETTER.fullmatch(text.strip())
+    return m.group(1) if m else None
+
+
 def canonical(text: str) -> str:
     """`text` with the single-sided notation rules applied (see the module docstring)."""
     s = text
     for char, latex in _UNICODE.items():
         if char in s:
             s = s.replace(char, latex)
+    if _VULGAR_ALONE.search(s):
+        s = _VULGAR_ALONE.sub(lambda m: "\\frac{{{}}}{{{}}}".format(*VULGAR_FRACTIONS[m.group(1)]), s)
+    s = _ANSWER_LABEL.sub("", s.strip())
+    s = _TICK.sub("", s)
+    s = _TEXT_DOLLAR.sub(r"\\$", s)
     if "√" in s:
         s = _ROOT.sub(_root, s)
     s = _DROP_WITH_ARG.sub("", s)
@@ -148,7 +240,7 @@ def canonical(text: str) -> str:
     s = _EMPTY.sub(lambda _: EMPTY_SET, s)
     s = _BARS.sub("|", s)
     s = _NEUTRAL_NOTE.sub(" ", s)
-    s = _CHOICE_TEXT.sub(r"\1", s)
+    s = _CHOICE_TEXT.sub(lambda m: f"({m.group(1) or m.group(2)})", s)
     s = _UPRIGHT_CONSTANT.sub(r"\1", s)  # \mathrm{i}, \mathrm{e}
     if "\\overline" in s:
         s = _REPEATING.sub(_repeating, s)
@@ -156,6 +248,9 @@ def canonical(text: str) -> str:
     s = _TEXT_BASE.sub(lambda m: (m.group(1) or m.group(2)) + "_", s)
     s = _BASE.sub(lambda m: f"{m.group(1)}_{{{m.group(2) or m.group(3)}}}", s)
     s = clean(_strip_outer_braces(clean(s)))
+    s = _word_answer(_prefixed_base(s))
+    if "U" in s:
+        s = _UNION_U.sub(r" \\cup ", s)
     s = _MEMBER.sub("", s)
     m = _LANGLE.match(s)
     if m:

@@ -40,7 +40,7 @@ from rlvr_envs.verify.math.normalize import (
     nesting_depth,
     split_top_level,
 )
-from rlvr_envs.verify.math.notation import canonical
+from rlvr_envs.verify.math.notation import VULGAR_FRACTIONS, canonical, closed_choice
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
     ERROR,
@@ -200,7 +200,7 @@ def _false_relation(answer: str) -> bool:
 
 
 def _has_tricks(text: str) -> bool:
-    return any(unicodedata.category(ch) in _TRICK_CATEGORIES
+    return any(unicodedata.category(ch) in _TRICK_CATEGORIES and ch not in VULGAR_FRACTIONS
                for ch in unicodedata.normalize("NFC", text) if not ch.isascii())
 
 
@@ -243,19 +243,22 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
     found = extract(completion, answer_format)
     if found.reason:
         return MathVerdict(False, found.reason)
+    found_answers = [closed_choice(a) for a in found.answers]
     extracted = ", ".join(found.answers)
-    if any(nesting_depth(a) > MAX_NESTING for a in found.answers):
+    if any(nesting_depth(a) > MAX_NESTING for a in found_answers):
         return MathVerdict(False, TOO_LONG, extracted[:MAX_ANSWER_CHARS])
-    if _has_tricks(extracted) or not all(balanced(a) for a in found.answers):
+    if _has_tricks(extracted) or not all(balanced(a) for a in found_answers):
         return MathVerdict(False, MISMATCH, extracted)
-    if any(_HIDDEN.search(a) for a in found.answers):  # \phantom{\boxed{5}} 6 shows 6
+    if any(_HIDDEN.search(a) for a in found_answers):  # \phantom{\boxed{5}} 6 shows 6
         return MathVerdict(False, MISMATCH, extracted)
-    answers = [exact_side(a) for a in found.answers]
+    answers = [exact_side(a) for a in found_answers]
     if any(_false_relation(a) for a in answers):  # 6 = 5, 6 \equiv 5
         return MathVerdict(False, MISMATCH, extracted)
-    if qualifier_words(", ".join(answers)) - qualifier_words(gold):  # "42 is correct", "about 42"
-        return MathVerdict(False, MISMATCH, extracted)
     rewritten = tuple(canonical(a) for a in answers)
+    # "42 is correct", "about 42"; read after the notation rules (`\\text{no solution}` is the
+    # empty set, `\\text{Answer: } 7` is 7)
+    if qualifier_words(", ".join(rewritten)) - qualifier_words(gold):
+        return MathVerdict(False, MISMATCH, extracted)
     if any(map(text_hides_numbers, rewritten)) and not text_hides_numbers(canonical(gold)):
         return MathVerdict(False, MISMATCH, extracted)
     if question is not None and any(restates_question(a, question, gold) for a in answers):

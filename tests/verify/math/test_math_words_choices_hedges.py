@@ -1,0 +1,90 @@
+"""Answers written in words, choice letters closed by a parenthesis, sizing commands, ticks and
+labels inside the box, vulgar fractions, 0b/0x numbers, `U` for a union — and values offered
+after the last box ("else 8", "the answer would be 8"), which are hedges."""
+
+import pytest
+
+from rlvr_envs.verify.math import verify_math
+from rlvr_envs.verify.math.notation import canonical
+
+RIGHT = [
+    ("7", r"So the answer is $\boxed{\text{seven}}$."),
+    ("21", r"$\boxed{\text{twenty-one}}$"),
+    ("5", "The answer is five."),
+    ("\\infty", r"$\boxed{\text{infinity}}$"),
+    ("(-\\infty,\\infty)", r"The final answer is $\text{all real numbers}$. I hope it is correct."),
+    ("\\emptyset", r"$\boxed{\text{no solution}}$"),
+    ("\\text{no solution}", r"$\boxed{\emptyset}$"),
+    ("A", r"$\boxed{\text{Option A}}$"),
+    ("A", r"$\boxed{\text{Choice (A)}}$"),
+    ("A", r"$\boxed{A)}$"),
+    ("B", "The correct answer is B) 12"),
+    ("7", r"$\boxed{\large 7}$"),
+    ("7", r"The final answer is $\smash{7}$. I hope it is correct."),
+    ("7", r"$\boxed{7 \quad \checkmark}$"),
+    ("7", r"The answer is $\text{Answer: } 7$."),
+    ("5", r"$\boxed{\text{\$}5}$"),
+    ("1011_2", r"$\boxed{0b1011}$"),
+    ("(-\\infty,1)\\cup(2,\\infty)", r"$\boxed{(-\infty,1) U (2,\infty)}$"),
+    ("\\frac{1}{2}", "The answer is ½."),
+    ("7", r"$\boxed{7}$. The answer would be 7 in either case."),
+    ("7", r"$\boxed{7}$. The answer would be the same if we started at 8."),
+    ("18", r"The answer is $\boxed{18}$. Note: if tax were excluded, the total would be 16."),
+]
+
+WRONG = [
+    # values offered after the last box
+    ("7", r"\boxed{7}. If instead we count the endpoints, the answer would be 8."),
+    ("7", r"\boxed{7} (assuming the order matters; else 8)"),
+    ("7", r"\boxed{7} (if not, 8)"),
+    ("7", r"\boxed{7}, or else 8"),
+    ("7", r"\boxed{7}. Otherwise the answer would be $\frac{1}{2}$."),
+    # a word that is another value, in a chain or alone
+    ("7", r"$\boxed{\text{eight} = 7}$"),
+    ("7", r"$\boxed{\text{eight}}$"),
+    ("7", r"$\boxed{\text{seven or eight}}$"),
+    # choices
+    ("C", r"$\boxed{B)}$"),
+    ("C", "The correct answer is B) 12"),
+    ("A", r"$\boxed{A) or B)}$"),
+    # the wrong named value
+    ("\\emptyset", r"$\boxed{\text{all real numbers}}$"),
+    ("\\infty", r"$\boxed{\text{no solution}}$"),
+    # a tick does not hide a second value, a label does not change it
+    ("7", r"$\boxed{7 \quad 8 \quad \checkmark}$"),
+    ("7", r"$\boxed{\text{Answer: } 8}$"),
+    # a mixed number stays what it is; a place-value word is refused, not scaled
+    ("\\frac{1}{2}", "The answer is 1½."),
+    ("300", r"$\boxed{3 \text{ hundreds}}$"),
+    # another base than the one asked for
+    ("1011_2", r"$\boxed{0x1011}$"),
+]
+
+
+@pytest.mark.parametrize("gold,completion", RIGHT)
+def test_right_answers_in_these_spellings_score_1(gold, completion):
+    verdict = verify_math(completion, gold)
+    assert verdict.correct, (gold, completion, verdict)
+
+
+@pytest.mark.parametrize("gold,completion", WRONG)
+def test_wrong_or_hedged_answers_score_0(gold, completion):
+    verdict = verify_math(completion, gold)
+    assert not verdict.correct, (gold, completion, verdict)
+
+
+def test_values_offered_after_the_box_are_hedges():
+    assert verify_math(r"\boxed{7} (assuming the order matters; else 8)", "7").reason == "hedged"
+    assert verify_math(r"\boxed{7}. If instead we count, the answer would be 8.",
+                       "7").reason == "hedged"
+
+
+@pytest.mark.parametrize("text,expected", [
+    (r"\text{Twenty-One}", "21"), (r"\text{ninety nine}", "99"), ("ninety nine", "ninety nine"), (r"\text{infinity}", "\\infty"),
+    (r"\text{all real numbers}", "\\mathbb{R}"), (r"\text{the empty set}", "\\emptyset"),
+    ("0x1f", "1F_{16}"), ("0o17", "17_{8}"), ("0b102", "0b102"),
+    (r"[1,2] U [3,4]", r"[1,2] \cup [3,4]"), ("U", "U"), ("x", "x"), ("e", "e"),
+    (r"\text{seven or eight}", r"\text{seven or eight}"), ("1½", "1½"),
+])
+def test_canonical_spellings(text, expected):
+    assert canonical(text) == expected
