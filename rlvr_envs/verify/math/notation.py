@@ -102,6 +102,12 @@ _NAMED_VALUES = {"infinity": "\\infty", "all real numbers": "\\mathbb{R}",
                  "empty set": EMPTY_SET, "the empty set": EMPTY_SET}
 #: `0b1011`, `0o17`, `0x1F`: a number in a base, as `1011_{2}`
 _PREFIXED_BASE = re.compile(r"^0([box])([0-9A-Fa-f]+)$")
+#: set algebra on finite sets of numbers: `\{1,2\} \cup \{3\}`, `\{1,2,3\} \setminus \{3\}`
+_NUMBER = r"[-+]?\d+(?:\.\d+)?"
+_NUMBER_SET = rf"\\\{{\s*(?:{_NUMBER}(?:\s*,\s*{_NUMBER})*)?\s*\\\}}"
+_SET_OPERATOR = r"\\(?:cup|cap|setminus)(?![a-zA-Z])"
+_SET_ALGEBRA = re.compile(rf"{_NUMBER_SET}(?:\s*{_SET_OPERATOR}\s*{_NUMBER_SET})+")
+_SET_PART = re.compile(rf"({_NUMBER_SET})|({_SET_OPERATOR})")
 #: `(-\infty, 1) U (2, \infty)`: a capital U between intervals is a union
 _UNION_U = re.compile(r"(?<=[)\]])\s*U\s*(?=[(\[])")
 _NAMED_TUPLE = re.compile(r"^\(([^()=]*)\)\s*=\s*(\(.*\))$")
@@ -216,6 +222,31 @@ def closed_choice(text: str) -> str:
     return "(" + text.lstrip() if m else text
 
 
+def _set_algebra(s: str) -> str:
+    """Unions, intersections and differences of finite sets of numbers, left to right, as the
+    set they make (`\\{1,2\\} \\cup \\{3\\}` -> `\\{1, 2, 3\\}`); anything else as it is."""
+    if not _SET_ALGEBRA.fullmatch(s):
+        return s
+    result: set[Decimal] | None = None
+    operator = None
+    for m in _SET_PART.finditer(s):
+        if m.group(2):
+            operator = m.group(2)
+            continue
+        items = {Decimal(x) for x in re.findall(_NUMBER, m.group(1))}
+        if result is None:
+            result = items
+        elif operator == "\\cup":
+            result |= items
+        elif operator == "\\cap":
+            result &= items
+        else:
+            result -= items
+    if not result:
+        return EMPTY_SET
+    return "\\{" + ", ".join(format(x.normalize(), "f") for x in sorted(result)) + "\\}"
+
+
 def choice_letter(text: str) -> str | None:
     """The letter of an answer that is only a choice letter (`A`, `(A)`, `A)`), else None."""
     m = _CHOICE_LETTER.fullmatch(text.strip())
@@ -251,6 +282,8 @@ def canonical(text: str) -> str:
     s = _word_answer(_prefixed_base(s))
     if "U" in s:
         s = _UNION_U.sub(r" \\cup ", s)
+    if "\\c" in s or "\\setminus" in s:
+        s = _set_algebra(s)
     s = _MEMBER.sub("", s)
     m = _LANGLE.match(s)
     if m:

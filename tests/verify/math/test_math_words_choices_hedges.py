@@ -30,6 +30,10 @@ RIGHT = [
     ("7", r"$\boxed{7}$. The answer would be 7 in either case."),
     ("7", r"$\boxed{7}$. The answer would be the same if we started at 8."),
     ("18", r"The answer is $\boxed{18}$. Note: if tax were excluded, the total would be 16."),
+    ("1, 2, 3", r"$\boxed{\{1,2\} \cup \{3\}}$"),
+    ("2, 3", r"$\boxed{\{1,2,3\} \cap \{2,3\}}$"),
+    ("\\{1,2\\}", r"$\boxed{\{1,2,3\} \setminus \{3\}}$"),
+    ("\\emptyset", r"$\boxed{\{1\} \cap \{2\}}$"),
 ]
 
 WRONG = [
@@ -58,6 +62,9 @@ WRONG = [
     ("300", r"$\boxed{3 \text{ hundreds}}$"),
     # another base than the one asked for
     ("1011_2", r"$\boxed{0x1011}$"),
+    # set algebra that makes another set, or two values for one
+    ("1, 2, 3", r"$\boxed{\{1,2\} \cap \{3\}}$"),
+    ("7", r"$\boxed{\{7\} \cup \{8\}}$"),
 ]
 
 
@@ -85,6 +92,8 @@ def test_values_offered_after_the_box_are_hedges():
     ("0x1f", "1F_{16}"), ("0o17", "17_{8}"), ("0b102", "0b102"),
     (r"[1,2] U [3,4]", r"[1,2] \cup [3,4]"), ("U", "U"), ("x", "x"), ("e", "e"),
     (r"\text{seven or eight}", r"\text{seven or eight}"), ("1½", "1½"),
+    (r"\{1.50, 2\} \cup \{-3\}", r"\{-3, 1.5, 2\}"), (r"\{x\} \cup \{3\}", r"\{x\} \cup \{3\}"),
+    (r"\{10\} \setminus \{2\}", r"\{10\}"),
 ])
 def test_canonical_spellings(text, expected):
     assert canonical(text) == expected
