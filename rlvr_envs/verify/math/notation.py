@@ -53,6 +53,11 @@ _BUILDER = re.compile(
 _LANGLE = re.compile(r"^\\langle\s*(.*?)\s*\\rangle$")
 _COLUMN = re.compile(r"^\\begin\{([pb]matrix)\}(.*)\\end\{\1\}$", re.DOTALL)
 _REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\s*(?:\{\s*(\d+)\s*\}|(\d))")
+#: `\\sin 30^\\circ`, `\\tan(15^{\\circ})`: an angle in degrees inside a trigonometric function
+_TRIG_DEGREES = re.compile(
+    r"\\(sin|cos|tan|cot|sec|csc)\s*(\()?\s*(\d+(?:\.\d+)?)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)\s*(?(2)\))")
+_DOT = r"\\dot\s*(?:\{\s*(\d)\s*\}|(\d))"
+_DOTTED = re.compile(rf"(\d*)\.(\d*){_DOT}(?:(\d*){_DOT})?(?!\d)")
 _SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 _SCALED = re.compile(  # the plural too: `3 \text{ thousands}` is 3000, never 3
     r"(\d+(?:\.\d+)?)\s*(?:\\(?:text|mathrm|mbox)\s*\{\s*(thousand|million|billion|trillion)s?\s*\}"
@@ -127,6 +132,19 @@ def _root(m: re.Match) -> str:
 
 def _repeating(m: re.Match) -> str:
     whole, fixed, cycle = m.group(1) or "0", m.group(2), m.group(3) or m.group(4)
+    return _repeating_value(whole, fixed, cycle)
+
+
+def _dotted(m: re.Match) -> str:
+    """`0.\\dot{3}` (one digit repeats), `0.\\dot{1}4285\\dot{7}` (the digits from the first dot
+    to the second repeat)."""
+    whole, fixed, first, first_bare, middle, last, last_bare = m.groups()
+    first, last = first or first_bare, last or last_bare
+    cycle = first + (middle or "") + last if last else first
+    return _repeating_value(whole or "0", fixed, cycle)
+
+
+def _repeating_value(whole: str, fixed: str, cycle: str) -> str:
     value = (Fraction(int(whole)) + Fraction(int(fixed + cycle) - int(fixed or "0"),
                                              10 ** len(fixed) * (10 ** len(cycle) - 1)))
     return f"\\frac{{{value.numerator}}}{{{value.denominator}}}" if value.denominator != 1 \
@@ -275,6 +293,10 @@ def canonical(text: str) -> str:
     s = _UPRIGHT_CONSTANT.sub(r"\1", s)  # \mathrm{i}, \mathrm{e}
     if "\\overline" in s:
         s = _REPEATING.sub(_repeating, s)
+    if "\\dot" in s:
+        s = _DOTTED.sub(_dotted, s)
+    if "\\circ" in s:
+        s = _TRIG_DEGREES.sub(lambda m: f"\\{m.group(1)}(\\frac{{{m.group(3)}\\pi}}{{180}})", s)
     s = _SCALED.sub(_scaled, s)
     s = _TEXT_BASE.sub(lambda m: (m.group(1) or m.group(2)) + "_", s)
     s = _BASE.sub(lambda m: f"{m.group(1)}_{{{m.group(2) or m.group(3)}}}", s)

@@ -34,6 +34,10 @@ RIGHT = [
     ("2, 3", r"$\boxed{\{1,2,3\} \cap \{2,3\}}$"),
     ("\\{1,2\\}", r"$\boxed{\{1,2,3\} \setminus \{3\}}$"),
     ("\\emptyset", r"$\boxed{\{1\} \cap \{2\}}$"),
+    ("\\frac{1}{7}", r"$\boxed{0.\dot{1}4285\dot{7}}$"),
+    ("\\frac{1}{6}", r"$\boxed{0.1\dot{6}}$"),
+    ("\\frac{1}{2}", r"$\boxed{\sin 30^\circ}$"),
+    ("2-\\sqrt{3}", r"$\boxed{\tan(15^{\circ})}$"),
 ]
 
 WRONG = [
@@ -65,6 +69,9 @@ WRONG = [
     # set algebra that makes another set, or two values for one
     ("1, 2, 3", r"$\boxed{\{1,2\} \cap \{3\}}$"),
     ("7", r"$\boxed{\{7\} \cup \{8\}}$"),
+    # a truncated repeating decimal, another angle
+    ("\\frac{1}{7}", r"$\boxed{0.\dot{1}42}$"),
+    ("\\frac{1}{2}", r"$\boxed{\cos 30^\circ}$"),
 ]
 
 
@@ -94,6 +101,9 @@ def test_values_offered_after_the_box_are_hedges():
     (r"\text{seven or eight}", r"\text{seven or eight}"), ("1½", "1½"),
     (r"\{1.50, 2\} \cup \{-3\}", r"\{-3, 1.5, 2\}"), (r"\{x\} \cup \{3\}", r"\{x\} \cup \{3\}"),
     (r"\{10\} \setminus \{2\}", r"\{10\}"),
+    (r"1.\dot{2}\dot{3}", r"\frac{122}{99}"), (r"0.\dot 3", r"\frac{1}{3}"), (r"\dot{x}", r"\dot{x}"),
+    (r"\sin 30^\circ", r"\sin(\frac{30\pi}{180})"), ("30^\\circ", "30^\\circ"),
+    (r"\sin x^\circ", r"\sin x^\circ"),
 ])
 def test_canonical_spellings(text, expected):
     assert canonical(text) == expected
