@@ -45,20 +45,33 @@ _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 #: an "or" right after a box (`\boxed{5} (or possibly 6)`, `$\boxed{5}$ or $6$`): a hedge
 _OR_AFTER_BOX = re.compile(
     r"(?:[\s$,.;(/]|\\[)\],;:! ]|\\(?:text|mathrm|mbox|textbf)\s*\{)*"
-    r"(?:or|otherwise|else|maybe|perhaps|possibly|alternatively|either)\b"
+    r"(?:or|otherwise|else|maybe|perhaps|possibly|alternatively|either)\b(?!-)"
     r"|[\s$]*/[\s$]*[-+\d\\(]", re.IGNORECASE)
-#: in the rest of the last box's sentence, another value offered in its place
-#: (`\boxed{7} (assuming order matters; else 8)`): a hedge
+_NUMBER_WORDS = (r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                 r"(?:thir|four|fif|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty"
+                 r"(?:-(?:one|two|three|four|five|six|seven|eight|nine))?|hundred|thousand)")
+#: a value offered in words or math: `8`, `$8$`, `\(8\)`, `$$8$$`, `**8**`, `(8)`, `~8`,
+#: `x = 8`, `around 8`, `eight`, `50\%`
+_OFFERED = (r"(?:\*\*|\$\$|\\\[|\(|~|(?:around|about|approximately|roughly)\s+|[a-z]\s*=\s*)?\s*"
+            r"(\$[^$\n]{1,200}\$|\\\([^\n]{1,200}?\\\)|[-+]?\d+(?:,\d{3})*(?:\.\d+)?"
+            r"(?:\s*/\s*\d+)?(?:\s*\\?%)?|" + _NUMBER_WORDS + r"(?![a-z-]))")
+#: in the rest of the last box's line, a value offered in its place: `\boxed{7} (assuming order
+#: matters; else 8)`, `otherwise $8$.`, `(if not so, 8)`, `unless n is even, in which case 8`,
+#: `(8 if order doesn't matter)` — a value that ends its clause, not one that goes on
+#: ("otherwise 2n - 6 would be negative", "else 2 would divide it")
 _ELSE_VALUE_AFTER_BOX = re.compile(
-    r"[^\n.]{0,160}?\b(?:else|otherwise|if\s+not)\b[\s,:]*(?:\$|\\\(|\\boxed\s*\{)?\s*"
-    r"[-+]?(?:\d|\\frac)", re.IGNORECASE)
-#: after the last box, "the answer would be 8", "the answer could also be 8": a value offered
-#: beside the boxed one (a hedge unless it is the same); "the total would be 16" in a note on
-#: another case is not
+    r"(?:\b(?:else|otherwise|if\s+not(?:\s+so)?(?:\s*,?\s*then)?|in\s+which\s+case)\b(?!-)[\s,:]*"
+    r"(?:(?:it|this|that|the\s+answer)(?:'s|\s+is|\s+would\s+be)\s+)?" + _OFFERED
+    + r"\s*(?:\*\*|\$\$|\\\])?\s*(?=[).;]|$)"
+    r"|\(\s*" + _OFFERED + r"\s+if\b)",
+    re.IGNORECASE | re.MULTILINE)
+#: after the last box, "the answer would be 8", "it could also be 8", "the answer would've
+#: been 8": a value offered beside the boxed one (a hedge unless it is the same); "the total
+#: would be 16" in a note on another case is not
 _WOULD_BE = re.compile(
-    r"\banswers?\s+(?:would|could|might|should|will)\s+(?:also\s+|instead\s+"
-    r"|then\s+)?(?:be|equal)\s*:?\s*(\$[^$\n]{1,200}\$|\\\([^\n]{1,200}?\\\)"
-    r"|[-+]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?)", re.IGNORECASE)
+    r"\b(?:answers?|it)\s+(?:would|could|might|may|should|will)(?:'ve|\s+have)?\s+"
+    r"(?:[a-z]+ly\s+|also\s+|instead\s+|then\s+|either\s+)?(?:be|been|equal)\s*:?\s*" + _OFFERED,
+    re.IGNORECASE)
 #: a stated answer that reads as a value (a digit, math, or a choice letter), not a verdict
 #: on one ("the answer is correct")
 _VALUE_LIKE = re.compile(
@@ -201,11 +214,12 @@ def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
     boxed = boxes(section)
     if boxed:  # a value stated after the last box overrides it: both count (a hedge if unequal)
         after = _after_last_box(section)
-        if _OR_AFTER_BOX.match(section, after, after + 40) or \
-                _ELSE_VALUE_AFTER_BOX.match(section, after):
+        if _OR_AFTER_BOX.match(section, after, after + 40):
             raise AnswerRefused(HEDGED)
         rest = section[after:]
-        offered = [m.group(1) for m in _WOULD_BE.finditer(rest)]
+        line = rest.split("\n", 1)[0]
+        offered = [m.group(1) or m.group(2) for m in _ELSE_VALUE_AFTER_BOX.finditer(line)] + [
+            m.group(1) for m in _WOULD_BE.finditer(rest)]
         return boxed + [t for t in tags if not _BOX.search(t)] + [
             a for a in stated_answers(rest) + offered
             if _VALUE_LIKE.search(a) and not _BOX.search(a)]

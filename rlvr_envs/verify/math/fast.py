@@ -20,6 +20,7 @@ from itertools import pairwise
 
 from rlvr_envs.verify.math.algebra import rational_value
 from rlvr_envs.verify.math.normalize import matching_brace, split_top_level
+from rlvr_envs.verify.math.notation import canonical
 
 
 @dataclass(frozen=True)
@@ -191,13 +192,21 @@ _APPROXIMATION_TAIL = re.compile(
     r"(?:\\ldots|\\dots|\.\.\.)?\s*$")
 
 
+#: values no decimal approximates: an infinity, a set, a number in another base, a choice
+_NO_DECIMAL = re.compile(r"\\infty|\\emptyset|\\mathbb|_\{|\\\{|^\(\s*[A-Ea-e]\s*\)")
+
+
 def exact_side(answer: str) -> str:
     """The exact value of `\\frac13 \\approx 0.333` (an exact answer followed by a decimal
     approximation of it); any other answer as it is (a bare `\\approx 42` stays a qualifier)."""
     tail = _APPROXIMATION_TAIL.search(answer)
     if tail is None or not answer[:tail.start()].strip() or _APPROX.search(answer, 0, tail.start()):
         return answer
-    exact, value = answer[:tail.start()].strip(), parse_number(answer[:tail.start()])
+    # the exact side as the notation rules read it (`\\text{seven} \\approx 8` approximates nothing)
+    exact = answer[:tail.start()].strip()
+    value = parse_number(canonical(exact))
+    if value is None and _NO_DECIMAL.search(canonical(exact)):
+        return answer  # `\\text{infinity} \\approx 5`, `0b1011 \\approx 12` approximate nothing
     rounded, decimals = tail.group(1), len(tail.group(2) or "")
     if value is not None and abs(value.value - _fraction(rounded)) >= Fraction(1, 10 ** decimals):
         return answer  # `5 \approx 6` approximates nothing

@@ -120,6 +120,13 @@ _VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?")
 _SCIENTIFIC_E = re.compile(r"([+-]?\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})")
 _E_CONSTANT = re.compile(r"(?<![\\a-zA-Z])e(?![a-zA-Z])")
 _ANOTHER_CHOICE = re.compile(r"\(\s*[A-Ea-e]\s*\)|^[A-Ea-e]$")
+#: what follows a choice letter and is no value of it: a relation or an operator first
+_NOT_A_VALUE = re.compile(
+    r"\s*(?:[=<>+*/&|~^!?,;:-]|\\(?:ne|neq|le|leq|ge|geq|lt|gt|cup|cap|vee|wedge|land|lor|to"
+    r"|rightarrow|Rightarrow|sim|cdot|times|div|approx|equiv|pm|mp|text|textbf|mathrm|mbox)(?![a-zA-Z]))")
+_LEADING_CHOICE = re.compile(r"\(\s*[A-Ea-e]\s*\)")
+#: another option's letter standing alone in what follows a choice letter
+_LONE_LETTER = re.compile(r"(?<![A-Za-z\\])[A-E](?![A-Za-z])")
 _CHOICE_VALUE = re.compile(r"^\(?([A-Ea-e])\)\s*[:.]?\s*(\S.*)$")
 
 
@@ -237,7 +244,7 @@ def closed_choice(text: str) -> str:
     """`A)` and `B) 12` (a choice letter closed by a parenthesis it never opened) as `(A)`,
     `(B) 12`: otherwise the answer reads as unbalanced."""
     m = _OPEN_CHOICE.match(text)
-    return "(" + text.lstrip() if m else text
+    return "(" + text.lstrip() if m and not choice_then_relation("(" + text.lstrip()) else text
 
 
 def _set_algebra(s: str) -> str:
@@ -263,6 +270,14 @@ def _set_algebra(s: str) -> str:
     if not result:
         return EMPTY_SET
     return "\\{" + ", ".join(format(x.normalize(), "f") for x in sorted(result)) + "\\}"
+
+
+def choice_then_relation(text: str) -> bool:
+    """Whether a choice letter opens the answer and a relation, an operator or text follows
+    it (`(B) = C`, `(B) \\textbf{C}`, `(A)\\text{?}`): no value of that option."""
+    m = _LEADING_CHOICE.match(text.strip())
+    return bool(m) and bool(_NOT_A_VALUE.match(text.strip(), m.end()) or
+                            _LONE_LETTER.search(text.strip(), m.end()))
 
 
 def choice_letter(text: str) -> str | None:
@@ -379,6 +394,8 @@ def paired(gold: str, answer: str) -> tuple[str, str, bool | None]:
 def choice_with_value(answer: str) -> tuple[str, str] | None:
     """(letter, value) for a multiple-choice answer given with its value: `(B) 12`."""
     m = _CHOICE_VALUE.match(answer.strip())
-    if not m or _ANOTHER_CHOICE.search(m.group(2)):  # "(A) (B) (C)" lists options: no value
+    # "(A) (B) (C)" lists options, `(B) = D` or `B) \\ne C` relates two letters: no value
+    if not m or _ANOTHER_CHOICE.search(m.group(2)) or _NOT_A_VALUE.match(m.group(2)) \
+            or _LONE_LETTER.search(m.group(2)):
         return None
     return m.group(1).upper(), m.group(2).strip()

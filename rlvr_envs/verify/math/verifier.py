@@ -40,7 +40,12 @@ from rlvr_envs.verify.math.normalize import (
     nesting_depth,
     split_top_level,
 )
-from rlvr_envs.verify.math.notation import VULGAR_FRACTIONS, canonical, closed_choice
+from rlvr_envs.verify.math.notation import (
+    VULGAR_FRACTIONS,
+    canonical,
+    choice_then_relation,
+    closed_choice,
+)
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
     ERROR,
@@ -255,6 +260,8 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
     if any(_false_relation(a) for a in answers):  # 6 = 5, 6 \equiv 5
         return MathVerdict(False, MISMATCH, extracted)
     rewritten = tuple(canonical(a) for a in answers)
+    if any(map(choice_then_relation, rewritten)):  # `(B) = C`: two options, no value
+        return MathVerdict(False, MISMATCH, extracted)
     # "42 is correct", "about 42"; read after the notation rules (`\\text{no solution}` is the
     # empty set, `\\text{Answer: } 7` is 7)
     if qualifier_words(", ".join(rewritten)) - qualifier_words(gold):

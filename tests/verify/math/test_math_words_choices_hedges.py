@@ -38,6 +38,14 @@ RIGHT = [
     ("\\frac{1}{6}", r"$\boxed{0.1\dot{6}}$"),
     ("\\frac{1}{2}", r"$\boxed{\sin 30^\circ}$"),
     ("2-\\sqrt{3}", r"$\boxed{\tan(15^{\circ})}$"),
+    # a sentence after the box that explains, with a number in it, is no second answer
+    ("12", r"n=\boxed{12}, since n must exceed 3 (otherwise 2n - 6 would be negative)."),
+    ("5", r"\boxed{5}, because if not, 3 of the points would be collinear."),
+    ("3", r"\boxed{3} because a must be odd; else 2 would divide it."),
+    ("5", r"\boxed{5}. So the answer should be 5, as expected."),
+    ("7", r"\boxed{7}. The answer would be the same otherwise."),
+    ("0.5", r"\boxed{0.5}. As a percentage, the answer would be 50%."),
+    ("\\sqrt{2}", r"$\boxed{\sqrt{2} \approx 1.414}$"),
 ]
 
 WRONG = [
@@ -72,6 +80,32 @@ WRONG = [
     # a truncated repeating decimal, another angle
     ("\\frac{1}{7}", r"$\boxed{0.\dot{1}42}$"),
     ("\\frac{1}{2}", r"$\boxed{\cos 30^\circ}$"),
+    # an approximation of a value no decimal approximates, or of another value
+    ("7", r"$\boxed{\text{seven} \approx 8}$"),
+    ("7", r"$\boxed{\text{Answer: } 7 \approx 8}$"),
+    ("\\frac{1}{2}", r"$\boxed{½ \approx 0.9}$"),
+    ("\\infty", r"$\boxed{\text{infinity} \approx 5}$"),
+    ("1011_2", r"$\boxed{0b1011 \approx 12}$"),
+    # a choice letter related to another one
+    ("B", r"$\boxed{B) = D}$"),
+    ("B", r"$\boxed{B) \ne C}$"),
+    ("B", r"$\boxed{\text{Option B} = C}$"),
+    ("C", r"$\boxed{B) = C}$"),
+    ("C", r"$\boxed{\text{Option B} = C}$"),
+    ("B", r"$\boxed{(B) \textbf{C}}$"),
+    ("A", r"$\boxed{(A)\text{?}}$"),
+    # more values offered after the box
+    ("7", r"So $\boxed{7}$. The answer would be eight."),
+    ("7", r"So $\boxed{7}$. The answer would probably be 8."),
+    ("7", r"So $\boxed{7}$. It could also be 8."),
+    ("7", r"So $\boxed{7}$. The answer would be **8**."),
+    ("7", r"So $\boxed{7}$. The answer would be x = 8."),
+    ("7", r"So $\boxed{7}$. Answer would've been 8."),
+    ("7", r"So $\boxed{7}$ (8 if order doesn't matter)."),
+    ("7", r"So $\boxed{7}$ unless n is even, in which case 8."),
+    ("7", r"So $\boxed{7}$ (if not so, 8)"),
+    ("7", r"So $\boxed{7}$ (assuming a 2.5 m rope; otherwise 8)"),
+    ("7", r"So $\boxed{7}$ (assuming order matters; else eight)."),
 ]
 
 
