@@ -57,13 +57,16 @@ _OFFERED = (r"(?:\*\*|\$\$|\\\[|\(|~|(?:around|about|approximately|roughly)\s+|[
             r"(?:\s*/\s*\d+)?(?:\s*\\?%)?|" + _NUMBER_WORDS + r"(?![a-z-]))")
 #: in the rest of the last box's line, a value offered in its place: `\boxed{7} (assuming order
 #: matters; else 8)`, `otherwise $8$.`, `(if not so, 8)`, `unless n is even, in which case 8`,
-#: `(8 if order doesn't matter)` — a value that ends its clause, not one that goes on
+#: `(8 if order doesn't matter)`, `; if order doesn't matter, 8.`, "could be either 7 or 8" —
+#: a value that ends its clause, not one that goes on
 #: ("otherwise 2n - 6 would be negative", "else 2 would divide it")
 _ELSE_VALUE_AFTER_BOX = re.compile(
     r"(?:\b(?:else|otherwise|if\s+not(?:\s+so)?(?:\s*,?\s*then)?|in\s+which\s+case)\b(?!-)[\s,:]*"
     r"(?:(?:it|this|that|the\s+answer)(?:'s|\s+is|\s+would\s+be)\s+)?" + _OFFERED
     + r"\s*(?:\*\*|\$\$|\\\])?\s*(?=[).;]|$)"
-    r"|\(\s*" + _OFFERED + r"\s+if\b)",
+    r"|\(\s*" + _OFFERED + r"\s+if\b"
+    r"|[;(]\s*if\b[^,\n]{1,80},\s*" + _OFFERED + r"\s*(?=[).;]|$)"
+    r"|\beither\s+" + _OFFERED.replace("(\\$", "(?:\\$", 1) + r"\s+or\s+" + _OFFERED + ")",
     re.IGNORECASE | re.MULTILINE)
 #: after the last box, "the answer would be 8", "it could also be 8", "the answer would've
 #: been 8": a value offered beside the boxed one (a hedge unless it is the same); "the total
@@ -217,8 +220,9 @@ def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
         if _OR_AFTER_BOX.match(section, after, after + 40):
             raise AnswerRefused(HEDGED)
         rest = section[after:]
-        line = rest.split("\n", 1)[0]
-        offered = [m.group(1) or m.group(2) for m in _ELSE_VALUE_AFTER_BOX.finditer(line)] + [
+        # the box's paragraph: "(if\nnot, 8)" wraps
+        line = rest.split("\n\n", 1)[0][:400]
+        offered = [next(g for g in m.groups() if g) for m in _ELSE_VALUE_AFTER_BOX.finditer(line)] + [
             m.group(1) for m in _WOULD_BE.finditer(rest)]
         return boxed + [t for t in tags if not _BOX.search(t)] + [
             a for a in stated_answers(rest) + offered

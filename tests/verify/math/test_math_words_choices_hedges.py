@@ -46,6 +46,9 @@ RIGHT = [
     ("7", r"\boxed{7}. The answer would be the same otherwise."),
     ("0.5", r"\boxed{0.5}. As a percentage, the answer would be 50%."),
     ("\\sqrt{2}", r"$\boxed{\sqrt{2} \approx 1.414}$"),
+    ("7", r"So $\boxed{7}$. The answer could be either 7 or 7.0."),
+    ("5", r"\boxed{5}; if we check, 5 works."),
+    ("7", "$\\boxed{7}$.\nThis holds; otherwise the count would differ."),
 ]
 
 WRONG = [
@@ -106,6 +109,9 @@ WRONG = [
     ("7", r"So $\boxed{7}$ (if not so, 8)"),
     ("7", r"So $\boxed{7}$ (assuming a 2.5 m rope; otherwise 8)"),
     ("7", r"So $\boxed{7}$ (assuming order matters; else eight)."),
+    ("7", r"So $\boxed{7}$. The answer could be either 7 or 8."),
+    ("7", "So $\\boxed{7}$; if order doesn't matter, 8."),
+    ("7", "So $\\boxed{7}$ (if\nnot, 8)"),
 ]
 
 
