@@ -17,12 +17,11 @@ from rlvr_envs.verify.math.fast import (
     Assign,
     Letter,
     Num,
-    final_number,
     leaf_equal,
     parse_leaf,
     relation_union,
 )
-from rlvr_envs.verify.math.normalize import clean, closing_brace, matching_brace, split_top_level
+from rlvr_envs.verify.math.normalize import closing_brace, matching_brace, split_top_level
 from rlvr_envs.verify.math.notation import (
     EMPTY_SET,
     canonical,
@@ -103,7 +102,7 @@ def _unbraced(m: re.Match) -> str:
     return m.group(1) + m.group(2)
 
 
-def _spelling(s: str) -> str:
+def spelling(s: str) -> str:
     """The same LaTeX without spaces and without braces around one-character or one-command
     groups (`^{\\circ}` is `^\\circ`)."""
     s = s.replace(" ", "")
@@ -112,62 +111,6 @@ def _spelling(s: str) -> str:
         if shorter == s:
             return s
         s = shorter
-
-
-_OPERATOR_SPELLINGS = re.compile(r"\\times|\\cdot|\\ast|\\div|[*×·÷/]")
-_RESTATING = re.compile(r"[+*/^!=]|\\[a-zA-Z]|\S\s*-")
-_MATH_NOISE = re.compile(r"\$|\\\(|\\\)|\\\[|\\\]")
-
-
-def _operator_spelling(s: str) -> str:
-    return _spelling(_OPERATOR_SPELLINGS.sub(lambda m: "/" if m.group() in ("\\div", "÷", "/")
-                                             else "*", clean(_MATH_NOISE.sub(" ", s))))
-
-
-_NUMBER_TOKEN = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _built_from_question(answer: str, question: str, gold: str) -> bool:
-    """An expression for a one-number gold made only of the question's own numbers (0 and 1
-    aside: `+0`, `1\\cdot(...)`), however it is bracketed or reordered: `(5 - 8 \\times
-    (27 - 70))` for "Compute $5 - 8 \\times (27 - 70)$"."""
-    value = parse_leaf(canonical(gold))
-    if not isinstance(value, Num) or value.percent or value.unit:
-        return False
-    numbers = {n for n in _NUMBER_TOKEN.findall(answer) if n not in ("0", "1")}
-    return len(numbers) >= 2 and numbers <= set(_NUMBER_TOKEN.findall(question))
-
-
-def restates_question(answer: str, question: str, gold: str) -> bool:
-    """True when `answer` copies an expression of the question instead of evaluating it
-    ("Compute $12 + 7 \\times 3$." answered `12 + 7 \\times 3`; "Simplify $\\sqrt{8}$." answered
-    `\\sqrt{8}`): the answer has an operator or a command, is not spelled as the gold, and its
-    spelling (spaces, braces of one character, \\left/\\right, \\times/\\cdot/* ignored) occurs in
-    the question. Closed forms such as `10^9+7` or `2^{10}-1` are compared by value otherwise.
-    Never a restatement: a number already in final form (`fast.final_number`: `3/8`,
-    `70^\\circ`, `5\\text{ cm}`, though the question holds 3 and 8, `70^\\circ` or `5\\text{ cm}`),
-    and an expression that occurs in the question only as an answer option, after its label
-    (`\\textbf{(B)}`, `(B)`, `B.`): choosing the right option is answering."""
-    if not _RESTATING.search(answer) or final_number(clean(answer)):
-        return False  # `3/8`, `70^\\circ`, `5\\text{ cm}`: a final value, nothing to evaluate
-    spelled = _operator_spelling(answer)
-    if len(spelled) < 3 or spelled == _operator_spelling(gold):
-        return False
-    asked = _operator_spelling(question)
-    return any(not _CHOICE_BEFORE.search(asked, 0, at) for at in _occurrences(spelled, asked)) \
-        or _built_from_question(answer, question, gold)
-
-
-#: an answer option's label just before an expression in the question: `\\textbf{(B)}`, `(B)`, `B.`
-_CHOICE_BEFORE = re.compile(r"(?:\([A-Ea-e]\)\}?|(?<![A-Za-z\\])[A-E][.:)])$")
-
-
-def _occurrences(needle: str, haystack: str) -> list[int]:
-    found, at = [], haystack.find(needle)
-    while at >= 0:
-        found.append(at)
-        at = haystack.find(needle, at + 1)
-    return found
 
 
 def aligned(gold: str, answer: str) -> tuple[str, str, bool | None]:
@@ -202,12 +145,12 @@ def _plain_number(value, text: str) -> str:
 
 
 def fast_equal(gold: str, answer: str) -> bool:
-    if _spelling(gold) == _spelling(answer):
+    if spelling(gold) == spelling(answer):
         return True
     gold, answer, decided = aligned(gold, answer)
     if decided is not None:
         return decided
-    if _spelling(gold) == _spelling(answer):
+    if spelling(gold) == spelling(answer):
         return True
     g, a = parse_leaf(gold), parse_leaf(answer)
     same = leaf_equal(g, a) if g is not None and a is not None else None

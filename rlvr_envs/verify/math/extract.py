@@ -57,7 +57,8 @@ _OFFERED = (r"(?:\*\*|\$\$|\\\[|\(|~|(?:around|about|approximately|roughly)\s+|[
             r"(?:\s*/\s*\d+)?(?:\s*\\?%)?|" + _NUMBER_WORDS + r"(?![a-z-]))")
 #: in the rest of the last box's line, a value offered in its place: `\boxed{7} (assuming order
 #: matters; else 8)`, `otherwise $8$.`, `(if not so, 8)`, `unless n is even, in which case 8`,
-#: `(8 if order doesn't matter)`, `; if order doesn't matter, 8.`, "could be either 7 or 8" —
+#: `(8 if order doesn't matter)`, `; if order doesn't matter, 8.`, "could be either 7 or 8",
+#: `; for identical boxes, the count is 8.` —
 #: a value that ends its clause, not one that goes on
 #: ("otherwise 2n - 6 would be negative", "else 2 would divide it")
 _ELSE_VALUE_AFTER_BOX = re.compile(
@@ -66,6 +67,8 @@ _ELSE_VALUE_AFTER_BOX = re.compile(
     + r"\s*(?:\*\*|\$\$|\\\])?\s*(?=[).;]|$)"
     r"|\(\s*" + _OFFERED + r"\s+if\b"
     r"|[;(]\s*if\b[^,\n]{1,80},\s*" + _OFFERED + r"\s*(?=[).;]|$)"
+    r"|[;(]\s*(?:if|for|when|assuming)\b[^,\n]{1,80},\s*(?:the|its)\s+(?:[a-z]+\s+){1,3}?"
+    r"(?:is|would\s+be|becomes)\s+" + _OFFERED + r"\s*(?=[).;]|$)"
     r"|\beither\s+" + _OFFERED.replace("(\\$", "(?:\\$", 1) + r"\s+or\s+" + _OFFERED + ")",
     re.IGNORECASE | re.MULTILINE)
 #: after the last box, "the answer would be 8", "it could also be 8", "the answer would've
@@ -75,6 +78,21 @@ _WOULD_BE = re.compile(
     r"\b(?:answers?|it)\s+(?:would|could|might|may|should|will)(?:'ve|\s+have)?\s+"
     r"(?:[a-z]+ly\s+|also\s+|instead\s+|then\s+|either\s+)?(?:be|been|equal)\s*:?\s*" + _OFFERED,
     re.IGNORECASE)
+#: after the answer, a second guess at another value: "maybe it's $6$", "I think it's 6",
+#: "6 is also plausible", "6 might be right", "could also be 6", "Actually 6." (a value a
+#: check computes, "3(5) - 7 = 8 is correct", follows `=` and is not one)
+_NOT_COMPUTED = r"(?<![=<>+\-*/^])(?<![=<>+\-*/^]\s)"
+_SECOND_GUESS = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|actually|I\s+(?:think|guess|believe|suspect))\s+"
+    r"(?:it's|it\s+is|it\s+was|the\s+answer(?:'s|\s+is))\s+" + _OFFERED
+    + r"|" + _NOT_COMPUTED + r"(?:\(([A-E])\)|\b([A-E])\)|" + _OFFERED + r")\s+(?:(?:is|seems|looks)\s+(?:also\s+|equally\s+|just\s+as\s+)?"
+    r"(?:plausible|possible|likely)|(?:is|seems)\s+(?:also|equally)\s+(?:correct|right|valid)"
+    r"|(?:might|may|could)\s+(?:also\s+)?(?:be\s+(?:right|correct|it|the\s+answer)|work)"
+    r"|(?:also\s+works|works\s+(?:too|as\s+well)))\b"
+    r"|(?:^\s*|[.!?;]\s*)(?:it\s+)?(?:could|might|may)\s+(?:also\s+)?be\s+" + _OFFERED
+    + r"|(?:^\s*|[.!?;]\s*)(?:or\s+)?(?:maybe|perhaps|possibly|actually|rather)[,:]?\s+" + _OFFERED
+    + r"\s*(?:\*\*|\$\$|\\\])?\s*(?=[.!?;)]|$)",
+    re.IGNORECASE | re.MULTILINE)
 #: a stated answer that reads as a value (a digit, math, or a choice letter), not a verdict
 #: on one ("the answer is correct")
 _VALUE_LIKE = re.compile(
@@ -208,26 +226,34 @@ def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
     tags = answer_tags(section)
     tagged = [a for content in tags for a in (_inline(content) or [content])]
     if answer_format == "r1":
-        if tags:  # what follows the last tag: another (unclosed) tag or a restated value
+        if tags:  # what follows the last tag: another (unclosed) tag, "or", a value offered
             rest = section[section.rfind(ANSWER_CLOSE) + len(ANSWER_CLOSE):]
-            if ANSWER_OPEN in rest:
+            if ANSWER_OPEN in rest or _OR_AFTER_BOX.match(rest, 0, 40):
                 raise AnswerRefused(HEDGED)
-            tagged += [a for a in stated_answers(rest) if _VALUE_LIKE.search(a)]
+            tagged += _offered_after(rest)
         return tagged
     boxed = boxes(section)
     if boxed:  # a value stated after the last box overrides it: both count (a hedge if unequal)
         after = _after_last_box(section)
         if _OR_AFTER_BOX.match(section, after, after + 40):
             raise AnswerRefused(HEDGED)
-        rest = section[after:]
-        # the box's paragraph: "(if\nnot, 8)" wraps
-        line = rest.split("\n\n", 1)[0][:400]
-        offered = [next(g for g in m.groups() if g) for m in _ELSE_VALUE_AFTER_BOX.finditer(line)] + [
-            m.group(1) for m in _WOULD_BE.finditer(rest)]
-        return boxed + [t for t in tags if not _BOX.search(t)] + [
-            a for a in stated_answers(rest) + offered
-            if _VALUE_LIKE.search(a) and not _BOX.search(a)]
-    return tagged or stated_answers(section)
+        return boxed + [t for t in tags if not _BOX.search(t)] + _offered_after(section[after:])
+    if tagged:
+        return tagged
+    stated = stated_answers(section)
+    if stated:  # "The answer is (A). Actually, B) might also work."
+        rest = section[section.rfind(stated[-1]) + len(stated[-1]):]
+        stated += [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)]
+    return stated
+
+
+def _offered_after(rest: str) -> list[str]:
+    """Values stated or offered after the final answer (the last box or answer tag): each
+    counts beside it (a hedge when one differs)."""
+    line = rest.split("\n\n", 1)[0][:400]  # the answer's paragraph: "(if\nnot, 8)" wraps
+    offered = [next(g for g in m.groups() if g) for pattern in (_ELSE_VALUE_AFTER_BOX, _SECOND_GUESS)
+               for m in pattern.finditer(line)] + [m.group(1) for m in _WOULD_BE.finditer(rest)]
+    return [a for a in stated_answers(rest) + offered if _VALUE_LIKE.search(a) and not _BOX.search(a)]
 
 
 def read_answers(section: str, answer_format: str = "boxed") -> Extraction:

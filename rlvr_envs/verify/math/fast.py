@@ -196,9 +196,10 @@ _APPROXIMATION_TAIL = re.compile(
 _NO_DECIMAL = re.compile(r"\\infty|\\emptyset|\\mathbb|_\{|\\\{|^\(\s*[A-Ea-e]\s*\)")
 
 
-def exact_side(answer: str) -> str:
+def exact_side(answer: str, rounded: bool = False) -> str:
     """The exact value of `\\frac13 \\approx 0.333` (an exact answer followed by a decimal
-    approximation of it); any other answer as it is (a bare `\\approx 42` stays a qualifier)."""
+    approximation of it), or with `rounded` (a question that asks for a rounded value) the
+    decimal; any other answer as it is (a bare `\\approx 42` stays a qualifier)."""
     tail = _APPROXIMATION_TAIL.search(answer)
     if tail is None or not answer[:tail.start()].strip() or _APPROX.search(answer, 0, tail.start()):
         return answer
@@ -207,10 +208,10 @@ def exact_side(answer: str) -> str:
     value = parse_number(canonical(exact))
     if value is None and _NO_DECIMAL.search(canonical(exact)):
         return answer  # `\\text{infinity} \\approx 5`, `0b1011 \\approx 12` approximate nothing
-    rounded, decimals = tail.group(1), len(tail.group(2) or "")
-    if value is not None and abs(value.value - _fraction(rounded)) >= Fraction(1, 10 ** decimals):
+    decimal, decimals = tail.group(1), len(tail.group(2) or "")
+    if value is not None and abs(value.value - _fraction(decimal)) >= Fraction(1, 10 ** decimals):
         return answer  # `5 \approx 6` approximates nothing
-    return exact
+    return decimal if rounded else exact
 
 
 _TEXT_GROUP = re.compile(

@@ -91,7 +91,29 @@ _TICK = re.compile(r"(?:\s*\\q?quad)*\s*(?:\\checkmark(?![a-zA-Z])|[✓✔])\s*$
 _ANSWER_LABEL = re.compile(
     r"^\\(?:text|textbf|textrm|mathrm|mbox)\s*\{\s*(?:the\s+)?(?:final\s+)?answer\s*(?:is\s*)?:?\s*\}\s*",
     re.IGNORECASE)
-_TEXT_DOLLAR = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{\s*\\\$\s*\}")
+_TEXT_DOLLAR = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{\s*\\\$\s*\}|\\textdollar(?![a-zA-Z])\s*")
+#: `\text{-}5`: a minus sign written as text
+_TEXT_MINUS = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{\s*[-\u2212\u2013]\s*\}")
+#: `{10 \choose 3}`, `10 \choose 3` (the whole answer), `{}_{10}C_3`, `{}^{10}C_{3}`: a binomial
+_CHOOSE = re.compile(r"\{\s*([^{}]+?)\s*\\choose(?![a-zA-Z])\s*([^{}]+?)\s*\}"
+                     r"|^\s*([^{}\s]+)\s*\\choose(?![a-zA-Z])\s*([^{}\s]+)\s*$")
+_NCK = re.compile(r"(?:\{\s*\}|^)\s*[_^]\s*(?:\{\s*(\d+)\s*\}|(\d))\s*C\s*_\s*(?:\{\s*(\d+)\s*\}|(\d))")
+#: `0.666\ldots`, `0.1666...`, `0.142857142857\ldots` (one digit three times or more, a longer
+#: cycle twice or more, then dots) and `0.(6)`, `0.1(6)`: repeating decimals
+_REPEATED_DOTS = re.compile(
+    r"(?<![\d.])(\d*)\.(\d*?)(?:(\d)\3{2,}|(\d{2,}?)\4+)\s*(?:\\[lc]?dots(?![a-zA-Z])|\.\.\.|…)")
+_PAREN_CYCLE = re.compile(r"(?<![\d.])(\d*)\.(\d*)\((\d+)\)(?![\d(])")
+#: `]2,3[`, `[1,4[`, `]2,5]`: ISO interval brackets (the whole answer)
+_ISO_INTERVAL = re.compile(r"^([\[\]])\s*([^\[\]]+?,[^\[\]]+?)\s*([\[\]])$")
+_TRAILING_COMMA = re.compile(r"\s*[,;]\s*$")
+#: `x > 2 \text{ and } x < 3`, `x \ge 1 \land x < 4` (either order): both bounds of one
+#: variable, read as `2 < x < 3`
+_LOWER = r"(>=|>|\\geq?(?![a-zA-Z])|\\gt(?![a-zA-Z]))"
+_UPPER = r"(<=|<|\\leq?(?![a-zA-Z])|\\lt(?![a-zA-Z]))"
+_AND = r"\s*(?:\\text\s*\{\s*and\s*\}|\\land(?![a-zA-Z])|\\wedge(?![a-zA-Z])|\band\b)\s*"
+_BOTH_BOUNDS = re.compile(
+    rf"^([A-Za-z])\s*{_LOWER}\s*([^<>=]+?){_AND}\1\s*{_UPPER}\s*([^<>=]+?)$"
+    rf"|^([A-Za-z])\s*{_UPPER}\s*([^<>=]+?){_AND}\6\s*{_LOWER}\s*([^<>=]+?)$")
 #: a whole answer that is one word, plain or in \text: a number word, infinity, all real
 #: numbers, no solution
 _WORD_ANSWER = re.compile(
@@ -135,6 +157,34 @@ def _root(m: re.Match) -> str:
     if arg[0] in "{(":
         arg = arg[1:-1]
     return "\\sqrt{" + arg + "}"
+
+
+def _binom(n: str, k: str) -> str:
+    return f"\\binom{{{n}}}{{{k}}}"
+
+
+def _repeated_dots(m: re.Match) -> str:
+    whole, fixed, digit, cycle = m.groups()
+    return _repeating_value(whole or "0", fixed, digit or cycle)
+
+
+def _both_bounds(m: re.Match) -> str:
+    if m.group(1):
+        var, low_op, low, high_op, high = m.group(1, 2, 3, 4, 5)
+    else:
+        var, high_op, high, low_op, low = m.group(6, 7, 8, 9, 10)
+    low_op = "<" if low_op in (">", "\\gt") else "\\le"
+    high_op = "<" if high_op in ("<", "\\lt") else "\\le"
+    return f"{low.strip()} {low_op} {var} {high_op} {high.strip()}"
+
+
+def iso_interval(text: str) -> str:
+    """`]2,3[` -> `(2,3)`, `[1,4[` -> `[1,4)`: an interval in ISO brackets (the whole answer),
+    rewritten before brackets are checked for balance; any other text as it is."""
+    m = _ISO_INTERVAL.match(text.strip())
+    if not m or (m.group(1) == "[" and m.group(3) == "]"):
+        return text
+    return ("(" if m.group(1) == "]" else "[") + m.group(2) + (")" if m.group(3) == "[" else "]")
 
 
 def _repeating(m: re.Match) -> str:
@@ -297,6 +347,18 @@ def canonical(text: str) -> str:
     s = _ANSWER_LABEL.sub("", s.strip())
     s = _TICK.sub("", s)
     s = _TEXT_DOLLAR.sub(r"\\$", s)
+    if "\\text" in s or "\\m" in s:
+        s = _TEXT_MINUS.sub("-", s)
+    if "\\choose" in s:
+        s = _CHOOSE.sub(lambda m: _binom(m.group(1) or m.group(3), m.group(2) or m.group(4)), s)
+    if "C" in s:
+        s = _NCK.sub(lambda m: _binom(m.group(1) or m.group(2), m.group(3) or m.group(4)), s)
+    if "." in s or "…" in s:
+        s = _REPEATED_DOTS.sub(_repeated_dots, s)
+        s = _PAREN_CYCLE.sub(lambda m: _repeating_value(m.group(1) or "0", m.group(2), m.group(3)), s)
+    s = _TRAILING_COMMA.sub("", s)
+    if "and" in s or "\\land" in s or "\\wedge" in s:
+        s = _BOTH_BOUNDS.sub(_both_bounds, s.strip())
     if "√" in s:
         s = _ROOT.sub(_root, s)
     s = _DROP_WITH_ARG.sub("", s)

@@ -21,14 +21,12 @@ from rlvr_envs.verify.math.compare import (
     fast_equal,
     gold_shape,
     judge,
-    restates_question,
 )
 from rlvr_envs.verify.math.deadline import WorkerError
 from rlvr_envs.verify.math.extract import extract
 from rlvr_envs.verify.math.fast import (
     Inf,
     Num,
-    exact_side,
     parse_leaf,
     qualifier_words,
     text_hides_numbers,
@@ -45,7 +43,9 @@ from rlvr_envs.verify.math.notation import (
     canonical,
     choice_then_relation,
     closed_choice,
+    iso_interval,
 )
+from rlvr_envs.verify.math.question import answered_side, ignores_question
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
     ERROR,
@@ -248,7 +248,7 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
     found = extract(completion, answer_format)
     if found.reason:
         return MathVerdict(False, found.reason)
-    found_answers = [closed_choice(a) for a in found.answers]
+    found_answers = [iso_interval(closed_choice(a)) for a in found.answers]
     extracted = ", ".join(found.answers)
     if any(nesting_depth(a) > MAX_NESTING for a in found_answers):
         return MathVerdict(False, TOO_LONG, extracted[:MAX_ANSWER_CHARS])
@@ -256,7 +256,7 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
         return MathVerdict(False, MISMATCH, extracted)
     if any(_HIDDEN.search(a) for a in found_answers):  # \phantom{\boxed{5}} 6 shows 6
         return MathVerdict(False, MISMATCH, extracted)
-    answers = [exact_side(a) for a in found_answers]
+    answers = [answered_side(a, question) for a in found_answers]
     if any(_false_relation(a) for a in answers):  # 6 = 5, 6 \equiv 5
         return MathVerdict(False, MISMATCH, extracted)
     rewritten = tuple(canonical(a) for a in answers)
@@ -268,7 +268,7 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
         return MathVerdict(False, MISMATCH, extracted)
     if any(map(text_hides_numbers, rewritten)) and not text_hides_numbers(canonical(gold)):
         return MathVerdict(False, MISMATCH, extracted)
-    if question is not None and any(restates_question(a, question, gold) for a in answers):
+    if question is not None and any(ignores_question(a, question, gold) for a in answers):
         return MathVerdict(False, MISMATCH, extracted)
     return _Pending(gold, rewritten, extracted)
 

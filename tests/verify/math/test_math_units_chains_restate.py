@@ -141,7 +141,7 @@ def test_a_final_value_is_never_refused_for_sharing_the_questions_numbers():
 
 
 def test_the_copy_rule_reads_a_degree_mark_the_same_with_or_without_braces():
-    from rlvr_envs.verify.math.compare import restates_question
+    from rlvr_envs.verify.math.question import restates_question
 
     question = "What is $x$ if $x = (35 + 35)^\\circ$?"
     assert restates_question("(35+35)^\\circ", question, "70")

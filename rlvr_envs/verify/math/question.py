@@ -1,0 +1,181 @@
+"""What the problem text says about an answer: whether it restates the question instead of
+evaluating it, names an option with a value that is not that option's, or leaves a radical
+unsimplified where the question asks for the simplest form (docs/math.md, "The question").
+Used only when the caller passes the question."""
+
+from __future__ import annotations
+
+import re
+from math import isqrt
+
+from rlvr_envs.verify.math.compare import spelling
+from rlvr_envs.verify.math.fast import Num, exact_side, final_number, leaf_equal, parse_leaf
+from rlvr_envs.verify.math.normalize import clean
+from rlvr_envs.verify.math.notation import canonical, choice_with_value
+
+
+def ignores_question(answer: str, question: str, gold: str) -> bool:
+    """True when `answer` (as extracted, before the notation rules) does not answer `question`
+    as asked, whatever its value: `restates_question`, `reshapes_question`,
+    `unsimplified_radical` or `contradicts_option`."""
+    return (restates_question(answer, question, gold) or reshapes_question(answer, question, gold)
+            or unsimplified_radical(answer, question, gold) or contradicts_option(answer, question))
+
+
+_OPERATOR_SPELLINGS = re.compile(r"\\times|\\cdot|\\ast|\\div|[*×·÷/]")
+_RESTATING = re.compile(r"[+*/^!=]|\\[a-zA-Z]|\S\s*-")
+_MATH_NOISE = re.compile(r"\$|\\\(|\\\)|\\\[|\\\]")
+
+
+def _operatorspelling(s: str) -> str:
+    return spelling(_OPERATOR_SPELLINGS.sub(lambda m: "/" if m.group() in ("\\div", "÷", "/")
+                                             else "*", clean(_MATH_NOISE.sub(" ", s))))
+
+
+_NUMBER_TOKEN = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _built_from_question(answer: str, question: str, gold: str) -> bool:
+    """An expression for a one-number gold made only of the question's own numbers (0 and 1
+    aside: `+0`, `1\\cdot(...)`), however it is bracketed or reordered: `(5 - 8 \\times
+    (27 - 70))` for "Compute $5 - 8 \\times (27 - 70)$"."""
+    value = parse_leaf(canonical(gold))
+    if not isinstance(value, Num) or value.percent or value.unit:
+        return False
+    numbers = {n for n in _NUMBER_TOKEN.findall(answer) if n not in ("0", "1")}
+    return len(numbers) >= 2 and numbers <= set(_NUMBER_TOKEN.findall(question))
+
+
+def restates_question(answer: str, question: str, gold: str) -> bool:
+    """True when `answer` copies an expression of the question instead of evaluating it
+    ("Compute $12 + 7 \\times 3$." answered `12 + 7 \\times 3`; "Simplify $\\sqrt{8}$." answered
+    `\\sqrt{8}`): the answer has an operator or a command, is not spelled as the gold, and its
+    spelling (spaces, braces of one character, \\left/\\right, \\times/\\cdot/* ignored) occurs in
+    the question. Closed forms such as `10^9+7` or `2^{10}-1` are compared by value otherwise.
+    Never a restatement: a number already in final form (`fast.final_number`: `3/8`,
+    `70^\\circ`, `5\\text{ cm}`, though the question holds 3 and 8, `70^\\circ` or `5\\text{ cm}`),
+    and an expression that occurs in the question only as an answer option, after its label
+    (`\\textbf{(B)}`, `(B)`, `B.`): choosing the right option is answering."""
+    if choice_with_value(canonical(answer)) is not None:
+        return False  # `\\textbf{(C)}\\ 10`: an option chosen (`contradicts_option` checks its value)
+    if not _RESTATING.search(answer) or final_number(clean(answer)):
+        return False  # `3/8`, `70^\\circ`, `5\\text{ cm}`: a final value, nothing to evaluate
+    spelled = _operatorspelling(answer)
+    if len(spelled) < 3 or spelled == _operatorspelling(gold):
+        return False
+    asked = _operatorspelling(question)
+    return any(not _CHOICE_BEFORE.search(asked, 0, at) for at in _occurrences(spelled, asked)) \
+        or _built_from_question(answer, question, gold)
+
+
+#: an answer option's label just before an expression in the question: `\\textbf{(B)}`, `(B)`, `B.`
+_CHOICE_BEFORE = re.compile(r"(?:\([A-Ea-e]\)\}?|(?<![A-Za-z\\])[A-E][.:)])$")
+
+
+def _occurrences(needle: str, haystack: str) -> list[int]:
+    found, at = [], haystack.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = haystack.find(needle, at + 1)
+    return found
+
+
+def _one_number(gold: str) -> bool:
+    value = parse_leaf(canonical(gold))
+    return isinstance(value, Num) and not value.percent and not value.unit
+
+
+#: operations a question asks to carry out, by family (a factorial is a binomial's spelling)
+_OPERATIONS = (
+    re.compile(r"\\[dt]?binom(?![a-zA-Z])|\\choose(?![a-zA-Z])|(?<=[\d})])!|(?<![A-Za-z\\])C_|"
+               r"\\mathrm\{C\}"),
+    re.compile(r"\\(?:log|ln|lg)(?![a-zA-Z])"),
+    re.compile(r"\\(?:arc)?(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])"),
+    re.compile(r"\\(?:sum|prod|int|lim)(?![a-zA-Z])"),
+)
+
+
+def reshapes_question(answer: str, question: str, gold: str) -> bool:
+    """An answer for a one-number gold that still holds an operation of the family the question
+    asks to carry out, which the gold does not hold: `\\binom{8}{5}`, `\\binom{7}{2}+\\binom{7}{3}`
+    or `\\frac{8!}{3!\\,5!}` for "Compute $\\dbinom{8}{3}$", `\\log_{16} 64` for "Evaluate
+    $\\log_4 8$": the same task written again, not its result. (`\\binom{10}{3}` for a question
+    that names no binomial is compared by value.)"""
+    if not _one_number(gold):
+        return False
+    asked = _MATH_NOISE.sub(" ", question)
+    return any(op.search(answer) and op.search(asked) and not op.search(gold)
+               for op in _OPERATIONS)
+
+
+_SIMPLEST = re.compile(r"simplif|simplest|radical form", re.IGNORECASE)
+_RADICAND = re.compile(r"\\sqrt\s*(?:\{\s*(\d{1,9})\s*\}|(\d))")
+
+
+def _square_free(n: int) -> bool:
+    if n < 2:
+        return False  # `\\sqrt{1}`, `\\sqrt{0}`: nothing left to take the root of
+    return all(n % (k * k) for k in range(2, isqrt(n) + 1))
+
+
+def unsimplified_radical(answer: str, question: str, gold: str) -> bool:
+    """Where the question asks for a simplified form ("Simplify", "simplest radical form") and
+    every integer under a root of the gold is square-free: an answer with a square factor left
+    under a root (`2\\sqrt{18}`, `3\\sqrt{8}`, `\\sqrt{36}\\sqrt{2}` for `6\\sqrt{2}`)."""
+    if not _SIMPLEST.search(question) or not all(
+            _square_free(int(a or b)) for a, b in _RADICAND.findall(gold)):
+        return False
+    return any(not _square_free(int(a or b)) for a, b in _RADICAND.findall(answer))
+
+
+#: an option's label in a multiple-choice question: `\\textbf{(C)}`, `\\mathrm{(C)}`, `(C)`
+_OPTION_LABEL = re.compile(r"\\(?:textbf|mathbf|mathrm|text)\s*\{\s*\(([A-E])\)\s*\}|\(([A-E])\)")
+_OPTION_END = re.compile(r"\\q?quad(?![a-zA-Z])|\\\\|\n|\$")
+_OPTION_LEAD = re.compile(r"^(?:\\[ ,;:!]|~|\s)+")
+
+
+def question_options(question: str) -> dict[str, str]:
+    """The options of a multiple-choice question, letter → its text (`5` for `\\textbf{(A)}\\ 5
+    \\qquad`); {} for a question with fewer than two labels, and no entry for a letter
+    labelled twice."""
+    labels = list(_OPTION_LABEL.finditer(question))
+    if len(labels) < 2:
+        return {}
+    options: dict[str, str | None] = {}
+    for label, after in zip(labels, labels[1:] + [None]):
+        text = question[label.end():after.start() if after else len(question)]
+        end = _OPTION_END.search(text)
+        text = _OPTION_LEAD.sub("", text[:end.start()] if end else text).strip().rstrip(",;.")
+        letter = label.group(1) or label.group(2)
+        options[letter] = None if letter in options else text
+    return {letter: text for letter, text in options.items() if text}
+
+
+def contradicts_option(answer: str, question: str) -> bool:
+    """An option chosen with a value (`\\textbf{(C)}\\ 15`) where the question gives that option
+    another number (`\\textbf{(C)}\\ 10`)."""
+    chosen = choice_with_value(canonical(answer))
+    if chosen is None:
+        return False
+    option = question_options(question).get(chosen[0])
+    if option is None:
+        return False
+    listed, given = parse_leaf(canonical(option)), parse_leaf(canonical(chosen[1]))
+    return isinstance(listed, Num) and isinstance(given, Num) and not leaf_equal(listed, given)
+
+
+#: a question that asks for a rounded value
+_ROUNDING = re.compile(r"\bnearest\b|\bround(?:ed|ing)?\b|decimal places?|significant (?:figures|digits)"
+                       r"|\bapproximat|\bestimate", re.IGNORECASE)
+_BARE_APPROX = re.compile(r"^\s*(?:\\approx(?![a-zA-Z])|≈)\s*(?=[+-]?\.?\d)")
+
+
+def answered_side(answer: str, question: str | None) -> str:
+    """What an answer with an approximation gives: the exact side of `\\sqrt{20} \\approx 4.47`
+    (`exact_side`), unless the question asks for a rounded value ("to the nearest hundredth"):
+    then its decimal, and a bare `\\approx 4.47` is 4.47."""
+    if question is None or not _ROUNDING.search(question):
+        return exact_side(answer)
+    if _BARE_APPROX.match(answer):
+        return _BARE_APPROX.sub("", answer, count=1)
+    return exact_side(answer, rounded=True)

@@ -1,0 +1,143 @@
+"""Second guesses after the final answer, what the question says about an answer (options,
+operations to carry out, simplest form, rounding) and notation models write (red team of
+2026-12-06, round 5: benchmarks/data/math_redteam_r5_cases.jsonl)."""
+
+import pytest
+
+from rlvr_envs.verify.math import verify_math
+from rlvr_envs.verify.math.question import question_options
+
+WORK = "Let the number be $n$. Then $3n - 7 = 8$, so $3n = 15$ and $n = 5$.\n\n"
+
+
+@pytest.mark.parametrize("tail", [
+    "The answer is $\\boxed{5}$. Hmm, actually maybe it's $6$.",
+    "The answer is $\\boxed{5}$. Although 6 is also plausible.",
+    "The answer is $\\boxed{5}$. I'm not sure; 6 is also possible.",
+    "The answer is $\\boxed{5}$. Could also be 6 depending on interpretation.",
+    "The answer is $\\boxed{5}$. Then again, 6 might be right.",
+    "The answer is between 5 and 6, I'd say $\\boxed{5}$, but $6$ is also plausible.",
+    "The answer is $\\boxed{5}$. On reflection I think it's 6.",
+    "So $\\boxed{5}$ if the items are distinct; for identical items, the count is 6.",
+])
+def test_a_second_value_after_the_box_is_a_hedge(tail):
+    verdict = verify_math(WORK + tail, "5")
+    assert not verdict.correct and verdict.reason == "hedged"
+
+
+@pytest.mark.parametrize("tail", [
+    "<answer>5</answer> Actually 6.",
+    "<answer>5</answer>\nOr maybe 6.",
+    "<answer>5</answer>\nOn reflection I think it's 6.",
+])
+def test_a_second_value_after_the_answer_tag_is_a_hedge(tail):
+    completion = "<think>\n" + WORK + "</think>\n" + tail
+    assert verify_math(completion, "5", answer_format="r1").reason == "hedged"
+
+
+def test_a_second_choice_after_a_stated_answer_is_a_hedge():
+    assert verify_math("The answer is (A). Actually, B) might also work.", "A").reason == "hedged"
+
+
+@pytest.mark.parametrize("tail", [
+    "The answer is $\\boxed{5}$. Check: $3(5) - 7 = 8$ is correct.",
+    "The answer is $\\boxed{5}$. Indeed, 5 is also correct when $n$ may be negative.",
+    "The answer is $\\boxed{5}$; for the check, the difference $3n - 7$ is 8 as required.",
+    "<answer>5</answer> Actually 5.",
+])
+def test_a_check_or_the_same_value_after_the_answer_is_no_hedge(tail):
+    fmt = "r1" if tail.startswith("<answer>") else "boxed"
+    assert verify_math(WORK + tail, "5", answer_format=fmt).correct
+
+
+AMC = ("What is the smallest positive integer $n$ such that $n!$ ends in exactly two zeros? "
+       "$\\textbf{(A)}\\ 5 \\qquad \\textbf{(B)}\\ 9 \\qquad \\textbf{(C)}\\ 10 \\qquad "
+       "\\textbf{(D)}\\ 15 \\qquad \\textbf{(E)}\\ 20$")
+
+
+def test_question_options_are_read_from_the_question():
+    assert question_options(AMC) == {"A": "5", "B": "9", "C": "10", "D": "15", "E": "20"}
+    assert question_options("Compute $(3)(4)$.") == {}
+
+
+@pytest.mark.parametrize("boxed,correct", [
+    ("\\textbf{(C)}\\ 10", True),
+    ("\\textbf{(C)}~10", True),
+    ("\\textbf{(C) }10", True),
+    ("\\textbf{(C)}\\ 15", False),  # (C) is 10 in the question: the value is not the option's
+    ("\\textbf{(D)}\\ 15", False),
+])
+def test_an_option_with_its_value_is_checked_against_the_question(boxed, correct):
+    completion = f"So $n = 10$.\n\nTherefore, the answer is $\\boxed{{{boxed}}}$."
+    assert verify_math(completion, "\\text{(C)}", question=AMC).correct is correct
+
+
+@pytest.mark.parametrize("question,boxed,gold", [
+    ("Compute $\\dbinom{8}{3}$.", "\\binom{8}{5}", "56"),
+    ("Compute $\\dbinom{8}{3}$.", "\\binom{7}{2}+\\binom{7}{3}", "56"),
+    ("Compute $\\dbinom{8}{3}$.", "\\frac{8!}{3!\\,5!}", "56"),
+    ("Evaluate $\\log_4 8$.", "\\log_{16} 64", "\\frac{3}{2}"),
+    ("Simplify $\\sqrt{72}$.", "2\\sqrt{18}", "6\\sqrt{2}"),
+    ("Simplify $\\sqrt{72}$.", "3\\sqrt{8}", "6\\sqrt{2}"),
+    ("Simplify $\\sqrt{72}$.", "\\sqrt{36}\\sqrt{2}", "6\\sqrt{2}"),
+])
+def test_the_task_written_again_in_another_form_is_refused(question, boxed, gold):
+    verdict = verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold, question=question)
+    assert not verdict.correct and verdict.reason == "mismatch"
+
+
+@pytest.mark.parametrize("question,boxed,gold", [
+    ("Compute $\\dbinom{8}{3}$.", "56", "56"),
+    ("How many committees of three can be chosen from ten people?", "\\binom{10}{3}", "120"),
+    ("What is the length of the diagonal of a square with side 6?", "\\sqrt{72}", "6\\sqrt{2}"),
+    ("Simplify $\\sqrt{72}$.", "6\\sqrt{2}", "6\\sqrt{2}"),
+    ("Find $x$ if $2^x = 3$.", "\\log_2 3", "\\log_2 3"),
+])
+def test_a_value_in_final_or_allowed_form_still_pays(question, boxed, gold):
+    assert verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold, question=question).correct
+
+
+ROUNDING = "A square has area 20. What is its side length, to the nearest hundredth?"
+
+
+@pytest.mark.parametrize("boxed,question,correct", [
+    ("\\sqrt{20} \\approx 4.47", ROUNDING, True),
+    ("\\approx 4.47", ROUNDING, True),
+    ("\\sqrt{20} \\approx 4.48", ROUNDING, False),  # approximates nothing: the exact side counts
+    ("\\approx 4.47", None, False),  # without a rounding question, `\approx` is a qualifier
+])
+def test_a_rounding_question_takes_the_decimal(boxed, question, correct):
+    completion = f"The side is $\\sqrt{{20}}$.\n\nTherefore, the answer is $\\boxed{{{boxed}}}$."
+    assert verify_math(completion, "4.47", question=question).correct is correct
+
+
+@pytest.mark.parametrize("boxed,gold", [
+    ("{10 \\choose 3}", "120"),
+    ("10 \\choose 3", "120"),
+    ("{}_{10}C_3", "120"),
+    ("\\text{-}5", "-5"),
+    ("\\textdollar 18", "18"),
+    ("12,", "12"),
+    ("0.666\\ldots", "\\frac{2}{3}"),
+    ("0.1666\\dots", "\\frac{1}{6}"),
+    ("0.(6)", "\\frac{2}{3}"),
+    ("0.142857142857\\ldots", "\\frac{1}{7}"),
+    ("]2,3[", "(2,3)"),
+    ("[1,4[", "[1,4)"),
+    ("x > 2 \\text{ and } x < 3", "(2,3)"),
+    ("x < 4 \\text{ and } x \\ge 1", "[1,4)"),
+])
+def test_notation_models_write(boxed, gold):
+    assert verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold).correct
+
+
+@pytest.mark.parametrize("boxed,gold", [
+    ("{10 \\choose 4}", "120"),
+    ("0.666\\ldots", "\\frac{1}{6}"),
+    ("3.3166\\ldots", "\\frac{199}{60}"),  # a digit twice is no cycle: a truncated decimal
+    ("]2,3[", "[2,3]"),
+    ("x > 2 \\text{ and } x < 3", "[2,3]"),
+    ("x > 2 \\text{ and } y < 3", "(2,3)"),
+])
+def test_notation_keeps_the_value_it_reads(boxed, gold):
+    assert not verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold).correct
