@@ -118,6 +118,11 @@ class BwrapSandbox(LocalSandbox):
         # names a program the host's kernel would run as root); bubblewrap covers it only
         # where the directory itself is writable. Its values are the run's own namespaces'.
         args += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+        # but /proc/sys/user writable: the fork server's jail caps its own per-user counts
+        # there (zygote.limit_user_counts); a process may only write the values of a user
+        # namespace it holds CAP_SYS_RESOURCE in, which no run does
+        if os.path.isdir("/proc/sys/user"):
+            args += ["--bind", "/proc/sys/user", "/proc/sys/user"]
         for path in self.view.hidden:
             args += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
         args += ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",

@@ -75,11 +75,20 @@ class ForkServerError(RuntimeError):
     """The zygote could not be started or has stopped."""
 
 
+#: queued signals and POSIX message-queue bytes a run may hold: counted per user, and charged
+#: to the user that made the run's user namespace too (the host's root), as its own limit
+#: allows, so a run's own limit is what keeps it from taking root's
+MAX_PENDING_SIGNALS = 1024
+MAX_MESSAGE_QUEUE_BYTES = 65536
+
+
 def run_rlimits(limits: Limits, address_space: int) -> dict[str, int]:
     """The rlimits a child sets on itself before running its program."""
     return {"RLIMIT_AS": address_space, "RLIMIT_CPU": limits.cpu_seconds,
             "RLIMIT_FSIZE": limits.max_file_bytes, "RLIMIT_NOFILE": limits.max_open_files,
-            "RLIMIT_CORE": 0, "RLIMIT_NPROC": limits.max_processes + 1}
+            "RLIMIT_CORE": 0, "RLIMIT_NPROC": limits.max_processes + 1,
+            "RLIMIT_SIGPENDING": MAX_PENDING_SIGNALS,
+            "RLIMIT_MSGQUEUE": MAX_MESSAGE_QUEUE_BYTES}
 
 
 def programs_key(programs: Mapping[str, str]) -> str:
@@ -251,6 +260,9 @@ class ForkServer:
         self.namespaces = bool(ready.get("namespaces"))
         #: whether the zygote runs in its own jail (the view built once; see `zygote.py`)
         self.jail = bool(ready.get("jail"))
+        #: whether the jail caps the per-user counts charged to the host user above it
+        #: (`zygote.limit_user_counts`: inotify and fanotify objects)
+        self.user_counts = bool(ready.get("user_counts"))
         _LIVE_SERVERS.add(self)
         self._exited: dict[int, threading.Event] = {}
         self._events_lock = threading.Lock()

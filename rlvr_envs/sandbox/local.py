@@ -29,7 +29,8 @@ from typing import Mapping, Sequence
 from rlvr_envs.sandbox.base import (Limits, Sandbox, SandboxedProcess, SandboxUnavailable,
                                     check_command, prepare_workdir, remove_workdir, run_env)
 from rlvr_envs.sandbox.cgroup import RunCgroup, memory_plan, pids_cgroup_available
-from rlvr_envs.sandbox.forkserver import ZYGOTE_BOOT, ZYGOTE_SOURCE, join_cgroup
+from rlvr_envs.sandbox.forkserver import (MAX_MESSAGE_QUEUE_BYTES, MAX_PENDING_SIGNALS, ZYGOTE_BOOT,
+                                          ZYGOTE_SOURCE, join_cgroup)
 from rlvr_envs.sandbox.view import interpreter_view
 
 
@@ -58,7 +59,8 @@ def launcher(limits: Limits, cgroup: RunCgroup | None, address_space: int) -> li
         # RLIMIT_NPROC counts every process of the user, so allow what already runs
         nproc = _user_process_count() + limits.max_processes
     argv = [PRLIMIT, f"--as={address_space}", f"--cpu={limits.cpu_seconds}",
-            f"--fsize={limits.max_file_bytes}", f"--nofile={limits.max_open_files}", "--core=0"]
+            f"--fsize={limits.max_file_bytes}", f"--nofile={limits.max_open_files}", "--core=0",
+            f"--sigpending={MAX_PENDING_SIGNALS}", f"--msgqueue={MAX_MESSAGE_QUEUE_BYTES}"]
     if nproc is not None:
         argv.append(f"--nproc={nproc}")
     argv.append("--")

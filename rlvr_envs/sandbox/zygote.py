@@ -431,6 +431,37 @@ def own_cgroup_root():
         pass  # a kernel without cgroup namespaces: the names stay visible, nothing else
 
 
+#: per-user counts the kernel charges, beyond the user namespace they are made in, to the user
+#: that made the namespace at every level above it (the host's root, for a jail or a run's
+#: namespace made by root): without a cap of the namespace's own, a run could take all of
+#: root's inotify instances (fs.inotify.max_user_instances, 128) and leave every root process
+#: on the host without one while it lives. Capped per user of the namespace: the runs of a
+#: jail (all uid 65534) share these.
+USER_COUNT_LIMITS = (("max_inotify_instances", 16), ("max_inotify_watches", 8192),
+                     ("max_fanotify_groups", 4), ("max_fanotify_marks", 1024))
+
+
+def limit_user_counts():
+    """In a user namespace this process has just made (holding every capability in it): cap
+    `USER_COUNT_LIMITS` there (/proc/sys/user holds the values of the opener's namespace).
+    Returns whether every cap was set (a kernel without a count, or a read-only
+    /proc/sys/user, leaves it as it is)."""
+    done = True
+    for name, value in USER_COUNT_LIMITS:
+        try:
+            fd = os.open("/proc/sys/user/" + name, os.O_WRONLY)
+        except OSError:
+            done = False
+            continue
+        try:
+            os.write(fd, b"%d" % value)
+        except OSError:
+            done = False
+        finally:
+            os.close(fd)
+    return done
+
+
 def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     """The whole confinement of a child cloned into new namespaces: wait for the parent's id
     maps (or map our own ids), root its cgroups, build the root, become uid 65534, drop every
@@ -442,6 +473,7 @@ def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
     own_cgroup_root()
     if not PARENT_MAPS:
         _map_own_ids()
+    limit_user_counts()
     build_root(view, tmp_mb, shm_mb, workdir)
     _settle_as_sandbox_user()
 
@@ -452,7 +484,7 @@ RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
 #: set by `become_jail`: whether a run mounts a /proc of its own (else the jail's is empty),
 #: whether a run without a pids cgroup can get a user namespace of its own, the jail's own
 #: network namespace (an fd)
-JAIL = {"active": False, "proc": False, "nested": True, "net": None}
+JAIL = {"active": False, "proc": False, "nested": True, "net": None, "user_counts": False}
 #: idle network namespaces (fds): each is lent to one live run at a time and taken back when
 #: that run's PID 1 has been reaped, i.e. when every process of the run, and with them every
 #: socket it had, is gone. Making one costs about as much as the rest of a run's setup.
@@ -535,6 +567,7 @@ def become_jail(view):
         _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)
         _map_own_ids()
     JAIL["net"] = _current_netns()
+    JAIL["user_counts"] = limit_user_counts()
     build_root(view, 1, 1, proc="bind")
     JAIL["active"] = True
     JAIL["proc"] = _probe_run_proc()
@@ -630,6 +663,7 @@ def _enter_child(keep):
 
 
 RUN_LIMITS = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE",
+              "RLIMIT_SIGPENDING", "RLIMIT_MSGQUEUE",
               "RLIMIT_NPROC")
 SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
@@ -885,7 +919,8 @@ def serve():
     # the anonymous memory this process holds (about a tenth less with this)
     _libc.malloc_trim(0)
     control.send(json.dumps({"op": "ready", "namespaces": namespaces, "jail": JAIL["active"],
-                             "run_proc": JAIL["proc"], "error": error}).encode())
+                             "run_proc": JAIL["proc"], "user_counts": JAIL["user_counts"],
+                             "error": error}).encode())
     children = {}   # id -> _Child
     by_pid = {}
 

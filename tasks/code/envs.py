@@ -10,7 +10,7 @@ from rlvr_envs.registry import env_factory
 from rlvr_envs.sandbox import Limits, Sandbox
 from rlvr_envs.tasks.code.procedural import GENERATORS
 from rlvr_envs.tasks.code.prompts import CODE_SYSTEM_PROMPT
-from rlvr_envs.tasks.code.scoring import CodeScorer
+from rlvr_envs.tasks.code.scoring import MAX_CODE_CHARS, CodeScorer
 
 SOURCES = ("humaneval", "mbpp", "stdio", "procedural")
 DEFAULT_DATA = {"mbpp": "mbpp", "stdio": "codeparrot/apps"}
@@ -46,19 +46,20 @@ def make_code_env(*, source: str = "procedural", sandbox: str | Sandbox = "auto"
                   limits: Limits | Mapping | None = None, partial_credit: bool = False,
                   data: str | None = None, split: str = "test",
                   difficulty: int | Sequence[int] | None = None, max_tests: int | None = None,
-                  max_completion_chars: int = 200_000,
+                  max_completion_chars: int = 200_000, max_code_chars: int = MAX_CODE_CHARS,
                   render_mode: str | None = None) -> SingleTurnEnv:
     """Code tasks graded by running the completion's code against tests in a sandbox."""
     task_source = code_source(source, data=data, split=split, difficulty=difficulty,
                               max_tests=max_tests)
-    scorer = CodeScorer(sandbox, limits, partial_credit)
+    scorer = CodeScorer(sandbox, limits, partial_credit, max_code_chars=max_code_chars)
     return SingleTurnEnv(task_source, scorer, CODE_SYSTEM_PROMPT,
                          max_completion_chars=max_completion_chars, render_mode=render_mode)
 
 
 @env_factory
 def make_humaneval_env(*, sandbox: str | Sandbox = "auto", limits: Limits | Mapping | None = None,
-                       partial_credit: bool = False,
+                       partial_credit: bool = False, max_code_chars: int = MAX_CODE_CHARS,
                        render_mode: str | None = None) -> SingleTurnEnv:
     return make_code_env(source="humaneval", sandbox=sandbox, limits=limits,
-                         partial_credit=partial_credit, render_mode=render_mode)
+                         partial_credit=partial_credit, max_code_chars=max_code_chars,
+                         render_mode=render_mode)

@@ -53,13 +53,25 @@ def check_task(task: Task) -> Mapping[str, Any]:
     return meta
 
 
+#: the longest program graded (characters): compiling, which happens in this process before
+#: anything runs, costs more than linear time for some code (CPython 3.11 compiles an
+#: f-string with many fields in quadratic time: 0.3 MB took 10 s), and real solutions to
+#: HumanEval, MBPP, APPS or CodeContests tasks are a few kilobytes
+MAX_CODE_CHARS = 1 << 16
+
+
 class CodeScorer(Scorer):
-    """Reward 1 when every test passes (or the passed fraction with `partial_credit`)."""
+    """Reward 1 when every test passes (or the passed fraction with `partial_credit`); a
+    program over `max_code_chars` characters scores 0 (`too_long`) without being compiled."""
 
     batch_workers = 4
 
     def __init__(self, sandbox: str | Sandbox = "auto", limits: Limits | Mapping | None = None,
-                 partial_credit: bool = False):
+                 partial_credit: bool = False, max_code_chars: int = MAX_CODE_CHARS):
+        if isinstance(max_code_chars, bool) or not isinstance(max_code_chars, int) \
+                or max_code_chars < 1:
+            raise ValueError(f"max_code_chars must be a positive int, got {max_code_chars!r}")
+        self.max_code_chars = max_code_chars
         self._sandbox_spec = sandbox
         self._sandbox: Sandbox | None = sandbox if isinstance(sandbox, Sandbox) else None
         if isinstance(sandbox, str):
@@ -100,6 +112,11 @@ class CodeScorer(Scorer):
             return self._zero("no_code", tests_passed=0, tests_total=0,
                               first_failure="the completion holds no code")
         program = compose_program(task, code)
+        if len(program) > self.max_code_chars:
+            return self._zero("too_long", tests_passed=0, tests_total=0,
+                              first_failure=f"the program has {len(program):,} characters; "
+                                            f"at most {self.max_code_chars:,} are graded "
+                                            f"(max_code_chars)")
         error = syntax_error(program)
         if error is not None:
             return self._zero("syntax_error", tests_passed=0, tests_total=0,

@@ -96,6 +96,8 @@ result = {
     "io_uring": attempt(io_uring),
     "sysctl": attempt(lambda: open("/proc/sys/kernel/printk_ratelimit", "r+").write(
         open("/proc/sys/kernel/printk_ratelimit").read())) if TRY_WRITES else None,
+    "user_counts": attempt(lambda: open("/proc/sys/user/max_inotify_instances", "r+").write(
+        "100000")) if TRY_WRITES else None,
     "thread": attempt(thread),
     "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
     "cap_eff": status.get("CapEff"), "no_new_privs": status.get("NoNewPrivs"),
@@ -163,6 +165,9 @@ def assert_isolated(seen: dict, name: str, pid_one: bool = True) -> None:
     # could otherwise write sysctls by their owner bits (kernel.core_pattern: a program that
     # the host's kernel starts as root); the value already there is written back
     assert seen["sysctl"] != "allowed", (name, seen["sysctl"])
+    # nor the caps on per-user counts (bubblewrap binds /proc/sys/user writable for the jail,
+    # which sets them; only CAP_SYS_RESOURCE in the namespace may)
+    assert seen["user_counts"] != "allowed", (name, seen["user_counts"])
     # its own PID namespace and /proc (or an empty one where the kernel refuses a new
     # proc mount, as inside bubblewrap): the grader's memory is out of reach
     assert all(pid < 100 for pid in seen["pids"]) and seen["ppid_mem"] != "allowed"
@@ -297,3 +302,53 @@ def test_a_command_cannot_use_the_grader_s_session_keyring(backend):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [backend, "errno", "1"], done.stdout  # EPERM
+
+
+INOTIFY_HOARD = r"""
+import ctypes, os
+def hoard():
+    '''Eight processes each make inotify instances until refused and hold them until all
+    have counted; the total held at once.'''
+    libc = ctypes.CDLL(None, use_errno=True)
+    counts, release = [], os.pipe()
+    for _ in range(8):
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.close(release[1])
+            made = 0
+            while made < 1000 and libc.inotify_init() >= 0:
+                made += 1
+            os.write(write, b"%d\n" % made)
+            os.read(release[0], 1)  # until the parent has every count
+            os._exit(0)
+        os.close(write)
+        counts.append(read)
+    total = sum(int(os.read(fd, 64) or b"0") for fd in counts)
+    os.close(release[1])
+    for _ in counts:
+        os.wait()
+    return total
+"""
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_a_run_takes_few_of_the_host_root_s_inotify_instances(backend):
+    """Inotify instances are counted per user and charged to the user that made the run's
+    user namespace as well (root, whose allowance fs.inotify.max_user_instances is 128 for
+    every root process of the host): the jail caps its own (zygote.USER_COUNT_LIMITS)."""
+    from rlvr_envs.sandbox.zygote import USER_COUNT_LIMITS
+    from rlvr_envs.verify.code.grader import grade_calls
+    cap = dict(USER_COUNT_LIMITS)["max_inotify_instances"]
+    sandbox = get_sandbox(backend, fork_servers=1)
+    try:
+        verdict = grade_calls(sandbox, INOTIFY_HOARD, function="hoard",
+                              tests=[{"args": ["list", []], "expected": ["int", str(cap)]}],
+                              limits=LIMITS)
+        spawned = get_sandbox(backend, warm=False) if backend == "local" else None
+        if spawned is not None:  # a run with a user namespace of its own caps it there too
+            result = spawned.run([spawned.python, "-I", "-S", "-c",
+                                  INOTIFY_HOARD + "print(hoard())\n"], limits=LIMITS)
+            assert result.stdout.strip() == str(cap), result.stderr
+    finally:
+        sandbox.close()
+    assert verdict.passed, verdict

@@ -328,8 +328,10 @@ class _Run:
     def candidate(self, deadline: float) -> tuple[Channel, SandboxedProcess | None]:
         """A fresh candidate server talking to this process."""
         if self.server is not None:
+            began = time.monotonic()
             channel = self._take("candidate", _prepare_candidate)
-            self.clocked(deadline, channel)
+            # forking it, when none was prepared ahead, is not the run's time
+            self.clocked(deadline + time.monotonic() - began, channel)
             return channel, None
         began = time.monotonic()
         proc = self.sandbox.spawn(_python(self.sandbox, "server.py"),
@@ -345,6 +347,7 @@ class _Run:
         driver handed the candidate's socket, or a fresh driver whose calls this process
         relays to the candidate."""
         if self.server is not None:
+            began = time.monotonic()
             candidate = self.server.prepared(("candidate", self.limits), lambda: (
                 _prepare_candidate(self.server, self.limits)))
             self.job = candidate.job
@@ -354,6 +357,10 @@ class _Run:
                 socket.send_fds(self.driver.sock, [b"C"], [candidate.sock.fileno()])
             finally:
                 candidate.sock.close()  # the driver holds the candidate's other end now
+            # forking the candidate or starting a driver (its imports, a cold fork server's
+            # first children) is not the run's time: on a busy machine it would be taken
+            # from a correct program's limit
+            deadline += time.monotonic() - began
             channel = Channel(self.driver.sock.fileno(), self.driver.sock.fileno(), deadline)
             self.clocked(deadline, channel)
             return channel, None, None
@@ -428,9 +435,11 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
                 limits: Limits = Limits()) -> CodeVerdict:
     """Run test code (HumanEval `check`, MBPP asserts) in the driver against the candidate."""
     limits = Limits.coerce(limits)
+    run = _Run(sandbox, limits)
+    # compiled before the run's clock starts: the grader's work is not the candidate's time
+    solution = compiled_solution(code) if run.server is not None else None
     started = time.monotonic()
     deadline = started + limits.wall_time
-    run = _Run(sandbox, limits)
     candidate, clean, done = None, False, False
     try:
         driver, candidate_channel, candidate = run.driver_with_candidate(deadline)
@@ -443,7 +452,7 @@ def grade_check(sandbox: Sandbox, code: str, *, test: str, setup: str = "",
                 request["compiled"] = kept
             else:
                 request["want_compiled"] = True
-            request["compiled_solution"] = compiled_solution(code)
+            request["compiled_solution"] = solution
         driver.send(request)
         message, bad = _relay_until_done(driver, candidate_channel)
         if run.server is not None and message.get("compiled") is not None:
@@ -488,14 +497,15 @@ def grade_calls(sandbox: Sandbox, code: str, *, function: str, tests: Sequence[d
                 stop_at_first_failure: bool = False) -> CodeVerdict:
     """Call `function` with each test's tagged `args`; compare to its tagged `expected` here."""
     limits = Limits.coerce(limits)
+    run = _Run(sandbox, limits)
+    # compiled before the run's clock starts: the grader's work is not the candidate's time
+    compiled = compiled_solution(code) if run.server is not None else None
     started = time.monotonic()
     deadline = started + limits.wall_time
-    run = _Run(sandbox, limits)
     passed, first, candidate, clean = 0, None, None, False
     try:
         chan, candidate = run.candidate(deadline)
         try:
-            compiled = compiled_solution(code) if run.server is not None else None
             chan.send({"op": "load", "compiled": compiled} if compiled else
                       {"op": "load", "code": code})
             reply = chan.receive()
