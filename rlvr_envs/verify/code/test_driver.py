@@ -206,7 +206,9 @@ class _Collector:
     """The first pass's record of the calls: their payloads and their JSON."""
 
     def __init__(self):
-        self.payloads, self.texts, self.size, self.full = [], [], 0, False
+        # (payload, its JSON) in one list: one append records a call, so an alarm that ends
+        # the pass between two statements never leaves a payload without its JSON
+        self.calls, self.size, self.full = [], 0, False
 
     def record(self, name, args, kwargs):
         if self.full:
@@ -217,16 +219,15 @@ class _Collector:
             text = _json.dumps(payload)
         except (WireError, ValueError, RecursionError):
             raise _Collecting()  # the real pass reports it
-        if len(self.texts) >= MAX_BATCH_CALLS or self.size + len(text) > MAX_BATCH_BYTES:
+        if len(self.calls) >= MAX_BATCH_CALLS or self.size + len(text) > MAX_BATCH_BYTES:
             self.full = True
             raise _Collecting()
-        self.payloads.append(payload)
-        self.texts.append(text)
+        self.calls.append((payload, text))
         self.size += len(text)
         return _Pending()
 
     def message(self):
-        return '{"op": "batch", "calls": [' + ", ".join(self.texts) + "]}"
+        return '{"op": "batch", "calls": [' + ", ".join(text for _, text in self.calls) + "]}"
 
 
 def _replayed(payload):
@@ -462,9 +463,9 @@ def _receive_batch(collector):
     replay = []
     if answers is not None:
         batch = answers.get("batch")
-        if type(batch) is list and len(batch) == len(collector.payloads) and \
+        if type(batch) is list and len(batch) == len(collector.calls) and \
                 all(type(answer) is dict for answer in batch):
-            replay = list(zip(collector.payloads, batch))
+            replay = [(payload, answer) for (payload, _), answer in zip(collector.calls, batch)]
         else:
             _State.bad_output = "a batch reply that is not one answer per call"
             _State.dead = "candidate sent %s" % _State.bad_output
