@@ -98,7 +98,7 @@ _TEXT_MINUS = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s*\{\s*[-\u2212\u2013]\
 _CHOOSE = re.compile(r"\{\s*([^{}]+?)\s*\\choose(?![a-zA-Z])\s*([^{}]+?)\s*\}"
                      r"|^\s*([^{}\s]+)\s*\\choose(?![a-zA-Z])\s*([^{}\s]+)\s*$")
 _NCK = re.compile(r"(?:\{\s*\}|^)\s*[_^]\s*(?:\{\s*(\d+)\s*\}|(\d))\s*C\s*_\s*(?:\{\s*(\d+)\s*\}|(\d))")
-#: `0.666\ldots`, `0.1666...`, `0.142857142857\ldots` (one digit three times or more, a longer
+#: `0.666\ldots`, `0.1666\dots`, `0.142857142857\ldots` (one digit three times or more, a longer
 #: cycle twice or more, then dots) and `0.(6)`, `0.1(6)`: repeating decimals
 _REPEATED_DOTS = re.compile(
     r"(?<![\d.])(\d*)\.(\d*?)(?:(\d)\3{2,}|(\d{2,}?)\4+)\s*(?:\\[lc]?dots(?![a-zA-Z])|\.\.\.|…)")
