@@ -126,6 +126,7 @@ def test_a_rounding_question_takes_the_decimal(boxed, question, correct):
     ("[1,4[", "[1,4)"),
     ("x > 2 \\text{ and } x < 3", "(2,3)"),
     ("x < 4 \\text{ and } x \\ge 1", "[1,4)"),
+    ("y=-1, x=2", "(2,-1)"),  # named values, in any order, for a tuple
 ])
 def test_notation_models_write(boxed, gold):
     assert verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold).correct
@@ -138,6 +139,8 @@ def test_notation_models_write(boxed, gold):
     ("]2,3[", "[2,3]"),
     ("x > 2 \\text{ and } x < 3", "[2,3]"),
     ("x > 2 \\text{ and } y < 3", "(2,3)"),
+    ("y=2, x=-1", "(2,-1)"),
+    ("x=-1, x=2", "(2,-1)"),
 ])
 def test_notation_keeps_the_value_it_reads(boxed, gold):
     assert not verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold).correct
