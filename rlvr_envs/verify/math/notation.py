@@ -347,16 +347,18 @@ def canonical(text: str) -> str:
     s = _ANSWER_LABEL.sub("", s.strip())
     s = _TICK.sub("", s)
     s = _TEXT_DOLLAR.sub(r"\\$", s)
-    if "\\text" in s or "\\m" in s:
+    if "-" in s and ("\\text" in s or "\\m" in s):
         s = _TEXT_MINUS.sub("-", s)
     if "\\choose" in s:
         s = _CHOOSE.sub(lambda m: _binom(m.group(1) or m.group(3), m.group(2) or m.group(4)), s)
     if "C" in s:
         s = _NCK.sub(lambda m: _binom(m.group(1) or m.group(2), m.group(3) or m.group(4)), s)
-    if "." in s or "…" in s:
+    if "dots" in s or "..." in s or "…" in s:
         s = _REPEATED_DOTS.sub(_repeated_dots, s)
+    if "." in s and "(" in s:
         s = _PAREN_CYCLE.sub(lambda m: _repeating_value(m.group(1) or "0", m.group(2), m.group(3)), s)
-    s = _TRAILING_COMMA.sub("", s)
+    if s.rstrip().endswith((",", ";")):
+        s = _TRAILING_COMMA.sub("", s)
     if "and" in s or "\\land" in s or "\\wedge" in s:
         s = _BOTH_BOUNDS.sub(_both_bounds, s.strip())
     if "√" in s:
