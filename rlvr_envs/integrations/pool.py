@@ -25,6 +25,7 @@ import asyncio
 import ctypes
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -152,6 +153,11 @@ class _DeadBeforeSend(Exception):
     pass
 
 
+class _Unsendable(Exception):
+    """The item cannot be pickled (nested deeper than pickling goes): it never reaches a
+    worker, and the worker stays."""
+
+
 class _Worker:
     def __init__(self, context, work: Work, warm_envs: Sequence[tuple[str, str]]):
         self.conn, child = context.Pipe()
@@ -166,11 +172,15 @@ class _Worker:
         machine: `StallClock`). The deadline starts once the worker has booted (imports,
         default env built), not while it boots."""
         try:
+            data = pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+        except (RecursionError, pickle.PicklingError, TypeError, ValueError) as err:
+            raise _Unsendable(f"{type(err).__name__}: {str(err)[:200]}") from None
+        try:
             if not self.ready:
                 if not self.conn.poll(BOOT_TIMEOUT) or self.conn.recv() != "ready":
                     raise _DeadBeforeSend
                 self.ready = True
-            self.conn.send(item)
+            self.conn.send_bytes(data)
         except (EOFError, OSError) as err:
             raise _DeadBeforeSend from err
         clock = StallClock(timeout)
@@ -243,6 +253,9 @@ class ScoringPool:
             except _DeadBeforeSend:  # died while idle: the item never ran, run it on a fresh one
                 worker = self._replace(worker)
                 return worker.run(item, self.item_timeout), worker
+        except _Unsendable as err:
+            return (error_record("bad_ground_truth", f"the label cannot be sent to a scoring "
+                                 f"process (nested too deeply?): {err}"), worker)
         except _Overran:
             return (error_record("server_timeout", f"scoring took longer than "
                                  f"{self.item_timeout:g} s"), self._replace(worker))

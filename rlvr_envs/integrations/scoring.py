@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +21,12 @@ from rlvr_envs.integrations.ground_truth import decode_ground_truth
 if TYPE_CHECKING:
     import gymnasium as gym
 
-_ENVS: dict[tuple[str, str], Any] = {}
+#: envs built in this process, least recently used first; beyond `MAX_CACHED_ENVS` the oldest
+#: is closed (its sandbox and fork servers with it): every distinct kwargs a label names builds
+#: one, and a code env holds live processes
+_ENVS: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_ENVS_LOCK = threading.Lock()
+MAX_CACHED_ENVS = 8
 
 #: one item of work: (env id, env kwargs as JSON, ground truth, completion)
 ScoreItem = tuple[str, str, Any, str]
@@ -35,22 +42,57 @@ def kwargs_key(env_kwargs: Mapping[str, Any] | str | None) -> str:
         except json.JSONDecodeError as err:
             raise ValueError(f"env kwargs must be a JSON object, got {env_kwargs!r:.80}: "
                              f"{err}") from None
+        except RecursionError:
+            raise ValueError(f"env kwargs nested too deeply to read: {env_kwargs[:60]!r}...") \
+                from None
     if not isinstance(env_kwargs, Mapping):
         raise TypeError(f"env kwargs must be a JSON object, got {type(env_kwargs).__name__} "
-                        f"{env_kwargs!r:.80}")
-    return json.dumps(dict(env_kwargs), sort_keys=True)
+                        f"{_short(env_kwargs)}")
+    try:
+        return json.dumps(dict(env_kwargs), sort_keys=True)
+    except (RecursionError, TypeError, ValueError) as err:
+        raise ValueError(f"env kwargs must be plain JSON no deeper than Python reads: "
+                         f"{type(err).__name__}") from None
+
+
+def _short(value: Any) -> str:
+    """At most 80 characters of `value`'s repr (none where it cannot be made)."""
+    try:
+        return repr(value)[:80]
+    except (RecursionError, ValueError):
+        return "(no repr)"
 
 
 def cached_env(env_id: str, env_kwargs: Mapping[str, Any] | str | None = None) -> Any:
     """The unwrapped env for (id, kwargs), built on first use in this process."""
     key = (env_id, kwargs_key(env_kwargs))
-    env = _ENVS.get(key)
-    if env is None:
-        from rlvr_envs.registry import make
+    with _ENVS_LOCK:
+        env = _ENVS.get(key)
+        if env is not None:
+            _ENVS.move_to_end(key)
+            return env
+    from rlvr_envs.registry import make
 
-        env = make(env_id, **json.loads(key[1])).unwrapped
+    env = make(env_id, **json.loads(key[1])).unwrapped
+    with _ENVS_LOCK:
+        if key in _ENVS:  # built meanwhile by another thread: keep that one
+            _release(env)
+            return _ENVS[key]
         _ENVS[key] = env
+        evicted = [_ENVS.popitem(last=False)[1] for _ in range(len(_ENVS) - MAX_CACHED_ENVS)]
+    for old in evicted:
+        _release(old)
     return env
+
+
+def _release(env: Any) -> None:
+    """Close an env and its scorer (a code scorer's sandbox stops its fork servers)."""
+    for close in (getattr(getattr(env, "scorer", None), "close", None), getattr(env, "close", None)):
+        if close is not None:
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - a failed close leaves processes to exit handlers
+                pass
 
 
 def score_completion(env: gym.Env, task: Task, completion: str) -> Score:

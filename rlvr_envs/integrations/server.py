@@ -69,6 +69,32 @@ class ServerConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
 
 
+#: env kwargs a request (or a label in it) may set: which tasks, and how answers are read.
+#: Where and under what limits code runs, which files are read, what a verifier may spend and
+#: whether the hack checks apply belong to whoever starts the server (`rlvr serve
+#: --env-kwargs`): a request naming any other key, with another value than the server's own,
+#: is refused (422)
+REQUEST_KWARGS = frozenset({"answer_format", "config", "dataset", "difficulty", "families",
+                            "levels", "partial_credit", "source", "split", "statement",
+                            "weights"})
+_UNSET = object()
+
+
+def request_kwargs(env_id: str, kwargs_json: str, config: ServerConfig) -> str:
+    """The kwargs (canonical JSON) an item of a request runs with: the server's own for its
+    env, with what the request may set (`REQUEST_KWARGS`) on top. ValueError names a key the
+    request may not set."""
+    given = json.loads(kwargs_json)
+    own = dict(config.env_kwargs or {}) if env_id == config.env else {}
+    refused = sorted(key for key, value in given.items()
+                     if key not in REQUEST_KWARGS and own.get(key, _UNSET) != value)
+    if refused:
+        raise ValueError(f"env_kwargs {refused} are set by whoever starts the server (rlvr serve "
+                         f"--env-kwargs), not by a request; a request may set "
+                         f"{sorted(REQUEST_KWARGS)}")
+    return kwargs_key({**own, **given})
+
+
 class SafeJSONResponse(JSONResponse):
     """JSON that always encodes: ASCII escapes (a lone surrogate from a completion cannot break
     the UTF-8 encoding) and non-finite floats as null (JSON has no NaN)."""
@@ -240,10 +266,16 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
                                      f"({len(request.prompts) if request.prompts is not None else '-'}) "
                                      f"must match the {n} samples")
         env_id = known_env(request.env or config.env)
-        env_kwargs = request.env_kwargs if request.env else (request.env_kwargs or config.env_kwargs)
         prompts = request.prompts if request.query is not None else None
         try:
-            items, records = build_items(texts, prompts, request.labels, env_id, env_kwargs)
+            items, records = build_items(texts, prompts, request.labels, env_id,
+                                         request.env_kwargs)
+            for i, item in enumerate(items):
+                if item is not None:
+                    try:
+                        items[i] = (item[0], request_kwargs(item[0], item[1], config), *item[2:])
+                    except ValueError as err:
+                        raise ValueError(f"label {i}: {err}") from None
         except (ValueError, TypeError) as err:
             raise HTTPException(422, str(err)) from None
         todo = [i for i, item in enumerate(items) if item is not None]
@@ -261,8 +293,8 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     @app.post("/reset")
     async def reset(request: ResetRequest):
         env_id = known_env(request.env or config.env)
-        env_kwargs = request.env_kwargs if request.env else (request.env_kwargs or config.env_kwargs)
         try:
+            env_kwargs = request_kwargs(env_id, kwargs_key(request.env_kwargs), config)
             _, body = await state["sessions"].open(env_id, env_kwargs, request.seed, request.options)
         except TooManySessions as err:
             raise HTTPException(429, str(err)) from None

@@ -70,6 +70,14 @@ class Limits:
         """RLIMIT_CPU in whole seconds."""
         return int(math.ceil(self.cpu_time if self.cpu_time is not None else self.wall_time + 1))
 
+    def within(self, other: Limits) -> Limits:
+        """These limits, none looser than `other`'s (each field the smaller of the two)."""
+        cpu = (other.cpu_time if self.cpu_time is None else self.cpu_time if other.cpu_time is None
+               else min(self.cpu_time, other.cpu_time))
+        return Limits(**{name: min(getattr(self, name), getattr(other, name))
+                         for name in self.__dataclass_fields__ if name != "cpu_time"},
+                      cpu_time=cpu)
+
     @classmethod
     def coerce(cls, value: Limits | Mapping | None) -> Limits:
         if value is None:

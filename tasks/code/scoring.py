@@ -152,7 +152,10 @@ class CodeScorer(Scorer):
     def grade(self, task: Task, program: str) -> CodeVerdict:
         meta = check_task(task)
         mode = meta["mode"]
-        limits = Limits.coerce(meta["limits"]) if meta.get("limits") else self.limits
+        # a task's own limits may only tighten the scorer's: a task record arrives with a label
+        # (over HTTP too), and a run's resources are set by whoever made the scorer
+        limits = Limits.coerce(meta["limits"]).within(self.limits) if meta.get("limits") \
+            else self.limits
         if mode == "check":
             return grade_check(self.sandbox, program, test=meta["test"], setup=meta.get("setup", ""),
                                entry=meta.get("entry"), names=meta.get("names", ()),

@@ -168,7 +168,7 @@ def test_session_request_errors(client):
     ('{"seed": 1e400}', "finite number"),
     ('{"seed": -1}', "greater than or equal to 0"),
     ('{"env_kwargs": {"difficulty": 99}}', "levels must be ints"),
-    ('{"env_kwargs": {"nope": 1}}', "unknown keyword"),
+    ('{"env_kwargs": {"nope": 1}}', "set by whoever starts the server"),
 ])
 def test_bad_reset_requests_get_422_never_500(client, raw, fragment):
     reply = client.post("/reset", content=raw, headers={"Content-Type": "application/json"})
@@ -245,3 +245,61 @@ def test_idle_sessions_expire_and_release_their_env():
 
     sessions = asyncio.run(scenario())
     assert RecordingRunner.closed == [s.runner for s in sessions]
+
+
+@pytest.mark.parametrize("env_kwargs", [
+    {"sandbox": "local-unsafe"},                       # runs a completion as a host process
+    {"limits": {"wall_time": 3600, "memory_mb": 65536}},
+    {"max_code_chars": 10_000_000},
+    {"timeout": 1000},                                 # the math verifier's CPU budget
+    {"path": "/etc/shadow"},                           # files the server reads
+])
+def test_a_request_cannot_set_where_or_how_code_runs(client, env_kwargs):
+    """Where code runs, its limits, the verifiers' budgets and the files read are the server's
+    (`rlvr serve --env-kwargs`): neither a label nor the request may set them."""
+    label = json.dumps({"env": "rlvr/Code-v0", "env_kwargs": env_kwargs, "task": "x"})
+    reply = score(client, responses=["print(1)"], labels=[label])
+    assert reply.status_code == 422 and "label 0" in reply.json()["detail"], reply.text
+    assert "set by whoever starts the server" in reply.json()["detail"]
+    reply = score(client, responses=["\\boxed{42}"], labels=["42"], env_kwargs=env_kwargs)
+    assert reply.status_code == 422, reply.text
+    reply = client.post("/reset", json={"env": "rlvr/Arithmetic-v0", "env_kwargs": env_kwargs})
+    assert reply.status_code == 422 and "set by whoever starts the server" in reply.text
+
+
+def test_a_request_may_choose_tasks_and_answer_format(client):
+    label = json.dumps({"env": "rlvr/Arithmetic-v0", "env_kwargs": {"answer_format": "r1"},
+                        "task": {"prompt": "What is 6*7?", "answer": "42"}})
+    reply = score(client, responses=["<answer>42</answer>"], labels=[label])
+    assert reply.status_code == 200 and reply.json()["rewards"] == [1.0], reply.text
+    opened = client.post("/reset", json={"env": "rlvr/Arithmetic-v0", "seed": 1,
+                                         "env_kwargs": {"difficulty": 2}})
+    assert opened.status_code == 200, opened.text
+
+
+def test_the_server_s_own_kwargs_hold_under_a_request_s():
+    from rlvr_envs.integrations.server import request_kwargs
+    config = ServerConfig(env="rlvr/Code-v0", env_kwargs={"sandbox": "docker",
+                                                          "limits": {"wall_time": 5}})
+    merged = json.loads(request_kwargs("rlvr/Code-v0", json.dumps({"partial_credit": True}),
+                                       config))
+    assert merged == {"sandbox": "docker", "limits": {"wall_time": 5}, "partial_credit": True}
+    # the server's own value, repeated, is no change; another env does not inherit it
+    assert json.loads(request_kwargs("rlvr/Code-v0", '{"sandbox": "docker"}', config)) == \
+        {"sandbox": "docker", "limits": {"wall_time": 5}}
+    with pytest.raises(ValueError, match="sandbox"):
+        request_kwargs("rlvr/HumanEval-v0", '{"sandbox": "docker"}', config)
+
+
+@pytest.mark.parametrize("label", [
+    json.dumps({"env": "rlvr/Arithmetic-v0",
+                "task": {"prompt": "p", "answer": "42", "metadata": {"x": [[[[0]]]]}}})
+    .replace("[[[[0]]]]", "[" * 3000 + "0" + "]" * 3000),
+    json.dumps({"env": "rlvr/Arithmetic-v0", "env_kwargs": "[" * 5000, "task": "42"}),
+])
+def test_a_label_nested_too_deeply_gets_422_and_the_workers_stay(client, label):
+    before = client.get("/health").json()["workers"]
+    reply = score(client, responses=["\\boxed{42}"], labels=[label])
+    assert reply.status_code == 422, reply.text
+    assert client.get("/health").json()["workers"] == before
+    assert score(client, responses=["\\boxed{42}"], labels=["42"]).json()["rewards"] == [1.0]

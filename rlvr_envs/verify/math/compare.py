@@ -185,18 +185,6 @@ def _ordered(gold: tuple[str, ...], answer: tuple[str, ...], equal: LeafEqual) -
     return len(gold) == len(answer) and all(equal(g, a) for g, a in zip(gold, answer))
 
 
-def _by_name(items: tuple[str, ...]) -> tuple[str, ...]:
-    """Values that all carry distinct names (`y=-1, x=2`) in the order of their names (x
-    before y, a before b: the order a tuple of them is written in); others as they are."""
-    names = [_NAMED.match(item) for item in items]
-    if not all(names):
-        return items
-    keys = [name.group().rstrip("=").strip() for name in names]
-    if len(set(keys)) != len(keys):
-        return items
-    return tuple(item for _, item in sorted(zip(keys, items)))
-
-
 def _is_named(item: str) -> bool:
     return bool(_NAMED.match(item)) or isinstance(parse_leaf(item), Assign)
 
@@ -222,7 +210,7 @@ def _shapes_equal(gold: Shape, answer: Shape, equal: LeafEqual) -> bool:
     if answer.kind == "bracket":
         return answer.brackets == gold.brackets and _ordered(gold.items, answer.items, equal)
     if answer.kind == "list" and gold.brackets == "()":
-        return _ordered(gold.items, _by_name(answer.items), equal)
+        return _ordered(gold.items, answer.items, equal)
     return answer.kind == "single" and equal(gold.text, answer.text)
 
 

@@ -93,6 +93,32 @@ _SECOND_GUESS = re.compile(
     + r"|(?:^\s*|[.!?;]\s*)(?:or\s+)?(?:maybe|perhaps|possibly|actually|rather)[,:]?\s+" + _OFFERED
     + r"\s*(?:\*\*|\$\$|\\\])?\s*(?=[.!?;)]|$)",
     re.IGNORECASE | re.MULTILINE)
+#: more second guesses, each reading the value(s) it offers: "6 would work too", "though 6
+#: also fits", "I'd also accept 6", "**6** seems more likely", "Correction: 6.", "Wait, …
+#: it's 6.", "a case could be made for 6", "my second choice would be 6", "6 is another
+#: possibility", "both 8 and 6 are defensible", "the answer may well be 6", "probably 6 is
+#: intended", "vielleicht … 6", "也可能是 6"
+_V = _NOT_COMPUTED + _OFFERED + r"\s*(?:\*\*|\$\$)?"
+_MORE_GUESSES = re.compile("|".join((
+    _V + r"\s+(?:would|could|might|may)\s+(?:also\s+)?(?:work|fit|do)\b",
+    r"\b(?:though|although|but)\s+" + _V + r"\s+(?:also\s+)?(?:fits|works|is\s+possible)",
+    r"\bI'?d\s+(?:also\s+)?(?:accept|say|go\s+with|guess|pick|choose|bet\s+on)\s+" + _V,
+    _V + r"\s+(?:seems|looks|is)\s+(?:more|most|equally|also)\s+(?:likely|plausible|probable|"
+    r"correct|right|valid)",
+    _V + r"\s+is\s+(?:another|also\s+an?|an\s+alternative)\s+(?:possibility|option|candidate|"
+    r"answer|solution)",
+    _V + r"\s+(?:might|may|could)\s+be\s+the\s+(?:\w+\s+)?answer",
+    r"\b(?:probably|perhaps|maybe|possibly)\s+" + _V + r"\s+is\s+(?:intended|meant|right|correct|"
+    r"the\s+(?:\w+\s+)?answer)",
+    r"\b(?:on\s+second\s+thought|correction|actually\s+no|wait|let\s+me\s+reconsider|"
+    r"reconsidering)\b[^\n]{0,60}?(?:it's|it\s+is|\bis|[,:.])\s*" + _V + r"\s*(?=[.!?;)]|$)",
+    r"\b(?:a\s+)?case\s+(?:could|can)\s+be\s+made\s+for\s+" + _V,
+    r"\b(?:second|other|alternative|backup)\s+(?:choice|answer|guess|option|candidate)\s*"
+    r"(?:would\s+be|is)?\s*:?\s*(?:\*\*)?\s*:?\s*" + _V,
+    r"\b(?:both|torn\s+between)\s+" + _V + r"\s+and\s+" + _V,
+    r"\b(?:answers?|it)\s+(?:may|might|could)\s+well\s+be\s+" + _V,
+    r"(?:vielleicht|peut-être|peut-etre|quizás|quizas|tal\s+vez|forse|也许|也可能|可能|或许|"
+    r"たぶん|多分)[^.\n。]{0,40}?" + _OFFERED)), re.IGNORECASE | re.MULTILINE)
 #: a stated answer that reads as a value (a digit, math, or a choice letter), not a verdict
 #: on one ("the answer is correct")
 _VALUE_LIKE = re.compile(
@@ -243,7 +269,8 @@ def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
     stated = stated_answers(section)
     if stated:  # "The answer is (A). Actually, B) might also work."
         rest = section[section.rfind(stated[-1]) + len(stated[-1]):]
-        stated += [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)]
+        stated += [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)] + [
+            value for m in _MORE_GUESSES.finditer(rest) for value in m.groups() if value]
     return stated
 
 
@@ -252,7 +279,8 @@ def _offered_after(rest: str) -> list[str]:
     counts beside it (a hedge when one differs)."""
     line = rest.split("\n\n", 1)[0][:400]  # the answer's paragraph: "(if\nnot, 8)" wraps
     offered = [next(g for g in m.groups() if g) for pattern in (_ELSE_VALUE_AFTER_BOX, _SECOND_GUESS)
-               for m in pattern.finditer(line)] + [m.group(1) for m in _WOULD_BE.finditer(rest)]
+               for m in pattern.finditer(line)] + [m.group(1) for m in _WOULD_BE.finditer(rest)] + [
+        value for m in _MORE_GUESSES.finditer(rest) for value in m.groups() if value]
     return [a for a in stated_answers(rest) + offered if _VALUE_LIKE.search(a) and not _BOX.search(a)]
 
 

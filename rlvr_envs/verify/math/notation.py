@@ -108,12 +108,10 @@ _ISO_INTERVAL = re.compile(r"^([\[\]])\s*([^\[\]]+?,[^\[\]]+?)\s*([\[\]])$")
 _TRAILING_COMMA = re.compile(r"\s*[,;]\s*$")
 #: `x > 2 \text{ and } x < 3`, `x \ge 1 \land x < 4` (either order): both bounds of one
 #: variable, read as `2 < x < 3`
-_LOWER = r"(>=|>|\\geq?(?![a-zA-Z])|\\gt(?![a-zA-Z]))"
-_UPPER = r"(<=|<|\\leq?(?![a-zA-Z])|\\lt(?![a-zA-Z]))"
-_AND = r"\s*(?:\\text\s*\{\s*and\s*\}|\\land(?![a-zA-Z])|\\wedge(?![a-zA-Z])|\band\b)\s*"
-_BOTH_BOUNDS = re.compile(
-    rf"^([A-Za-z])\s*{_LOWER}\s*([^<>=]+?){_AND}\1\s*{_UPPER}\s*([^<>=]+?)$"
-    rf"|^([A-Za-z])\s*{_UPPER}\s*([^<>=]+?){_AND}\6\s*{_LOWER}\s*([^<>=]+?)$")
+_AND = re.compile(r"\s*(?:\\text\s*\{\s*and\s*\}|\\land(?![a-zA-Z])|\\wedge(?![a-zA-Z])|\band\b)\s*")
+_RELATION_OP = r"(<=|>=|<|>|\\[lg]eq?(?![a-zA-Z])|\\[lg]t(?![a-zA-Z]))"
+_VAR_FIRST = re.compile(rf"^\s*([A-Za-z])\s*{_RELATION_OP}\s*([^<>=]+?)\s*$")
+_BOUND_FIRST = re.compile(rf"^\s*([^<>=]+?)\s*{_RELATION_OP}\s*([A-Za-z])\s*$")
 #: a whole answer that is one word, plain or in \text: a number word, infinity, all real
 #: numbers, no solution
 _WORD_ANSWER = re.compile(
@@ -168,14 +166,34 @@ def _repeated_dots(m: re.Match) -> str:
     return _repeating_value(whole or "0", fixed, digit or cycle)
 
 
-def _both_bounds(m: re.Match) -> str:
-    if m.group(1):
-        var, low_op, low, high_op, high = m.group(1, 2, 3, 4, 5)
+def _bound(relation: str) -> tuple[str, bool, bool, str] | None:
+    """(variable, lower?, strict?, bound) of `x > 2` or `2 < x`; None for anything else."""
+    m = _VAR_FIRST.match(relation)
+    if m:
+        var, op, bound = m.groups()
+        lower = op.startswith(">") or op.startswith("\\g")
     else:
-        var, high_op, high, low_op, low = m.group(6, 7, 8, 9, 10)
-    low_op = "<" if low_op in (">", "\\gt") else "\\le"
-    high_op = "<" if high_op in ("<", "\\lt") else "\\le"
-    return f"{low.strip()} {low_op} {var} {high_op} {high.strip()}"
+        m = _BOUND_FIRST.match(relation)
+        if not m:
+            return None
+        bound, op, var = m.groups()
+        lower = op.startswith("<") or op.startswith("\\l")
+    strict = op in ("<", ">") or op in ("\\lt", "\\gt")
+    return var, lower, strict, bound.strip()
+
+
+def both_bounds(text: str) -> str:
+    """`x > 2 \\text{ and } x < 3`, `2 < x \\land x \\le 3` (either order, either side): both
+    bounds of one variable as a chain (`2 < x < 3`); any other text as it is."""
+    parts = _AND.split(text.strip())
+    if len(parts) != 2:
+        return text
+    first, second = _bound(parts[0]), _bound(parts[1])
+    if first is None or second is None or first[0] != second[0] or first[1] == second[1]:
+        return text
+    low, high = (first, second) if first[1] else (second, first)
+    low_op, high_op = ("<" if low[2] else "\\le"), ("<" if high[2] else "\\le")
+    return f"{low[3]} {low_op} {low[0]} {high_op} {high[3]}"
 
 
 def iso_interval(text: str) -> str:
@@ -360,7 +378,7 @@ def canonical(text: str) -> str:
     if s.rstrip().endswith((",", ";")):
         s = _TRAILING_COMMA.sub("", s)
     if "and" in s or "\\land" in s or "\\wedge" in s:
-        s = _BOTH_BOUNDS.sub(_both_bounds, s.strip())
+        s = both_bounds(s)
     if "√" in s:
         s = _ROOT.sub(_root, s)
     s = _DROP_WITH_ARG.sub("", s)

@@ -9,7 +9,7 @@ import re
 from math import isqrt
 
 from rlvr_envs.verify.math.compare import spelling
-from rlvr_envs.verify.math.fast import Num, exact_side, final_number, leaf_equal, parse_leaf
+from rlvr_envs.verify.math.fast import Num, exact_side, final_number, parse_leaf
 from rlvr_envs.verify.math.normalize import clean
 from rlvr_envs.verify.math.notation import canonical, choice_with_value
 
@@ -27,7 +27,7 @@ _RESTATING = re.compile(r"[+*/^!=]|\\[a-zA-Z]|\S\s*-")
 _MATH_NOISE = re.compile(r"\$|\\\(|\\\)|\\\[|\\\]")
 
 
-def _operatorspelling(s: str) -> str:
+def _operator_spelling(s: str) -> str:
     return spelling(_OPERATOR_SPELLINGS.sub(lambda m: "/" if m.group() in ("\\div", "÷", "/")
                                              else "*", clean(_MATH_NOISE.sub(" ", s))))
 
@@ -42,6 +42,8 @@ def _built_from_question(answer: str, question: str, gold: str) -> bool:
     value = parse_leaf(canonical(gold))
     if not isinstance(value, Num) or value.percent or value.unit:
         return False
+    if _OPERATIONS[0].search(answer) and not _OPERATIONS[0].search(_MATH_NOISE.sub(" ", question)):
+        return False  # `\\binom{10}{3}` for "a committee of 3 from 10": a count in closed form
     numbers = {n for n in _NUMBER_TOKEN.findall(answer) if n not in ("0", "1")}
     return len(numbers) >= 2 and numbers <= set(_NUMBER_TOKEN.findall(question))
 
@@ -60,10 +62,10 @@ def restates_question(answer: str, question: str, gold: str) -> bool:
         return False  # `\\textbf{(C)}\\ 10`: an option chosen (`contradicts_option` checks its value)
     if not _RESTATING.search(answer) or final_number(clean(answer)):
         return False  # `3/8`, `70^\\circ`, `5\\text{ cm}`: a final value, nothing to evaluate
-    spelled = _operatorspelling(answer)
-    if len(spelled) < 3 or spelled == _operatorspelling(gold):
+    spelled = _operator_spelling(answer)
+    if len(spelled) < 3 or spelled == _operator_spelling(gold):
         return False
-    asked = _operatorspelling(question)
+    asked = _operator_spelling(question)
     return any(not _CHOICE_BEFORE.search(asked, 0, at) for at in _occurrences(spelled, asked)) \
         or _built_from_question(answer, question, gold)
 
@@ -88,7 +90,7 @@ def _one_number(gold: str) -> bool:
 #: operations a question asks to carry out, by family (a factorial is a binomial's spelling)
 _OPERATIONS = (
     re.compile(r"\\[dt]?binom(?![a-zA-Z])|\\choose(?![a-zA-Z])|(?<=[\d})])!|(?<![A-Za-z\\])C_|"
-               r"\\mathrm\{C\}"),
+               r"\\mathrm\{C\}|\\Gamma(?![a-zA-Z])"),
     re.compile(r"\\(?:log|ln|lg)(?![a-zA-Z])"),
     re.compile(r"\\(?:arc)?(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])"),
     re.compile(r"\\(?:sum|prod|int|lim)(?![a-zA-Z])"),
@@ -100,15 +102,37 @@ def reshapes_question(answer: str, question: str, gold: str) -> bool:
     asks to carry out, which the gold does not hold: `\\binom{8}{5}`, `\\binom{7}{2}+\\binom{7}{3}`
     or `\\frac{8!}{3!\\,5!}` for "Compute $\\dbinom{8}{3}$", `\\log_{16} 64` for "Evaluate
     $\\log_4 8$": the same task written again, not its result. (`\\binom{10}{3}` for a question
-    that names no binomial is compared by value.)"""
+    that names no binomial is compared by value.) An elided series (`1+2+\\cdots+10`) never is
+    a one-number answer; a chain is judged by what it concludes (`\\binom{8}{3} = 56`)."""
     if not _one_number(gold):
         return False
+    answer = _conclusion(answer)
+    if _ELIDED.search(answer):
+        return True
     asked = _MATH_NOISE.sub(" ", question)
     return any(op.search(answer) and op.search(asked) and not op.search(gold)
                for op in _OPERATIONS)
 
 
-_SIMPLEST = re.compile(r"simplif|simplest|radical form", re.IGNORECASE)
+#: a series written with its middle left out (`1+2+\cdots+10`): a sum still to be done
+_ELIDED = re.compile(r"[+*]\s*(?:\\[lc]?dots(?![a-zA-Z])|\.\.\.|…)\s*[+*]|"
+                     r"\\cdot\s*(?:\\[lc]?dots(?![a-zA-Z])|\.\.\.|…)\s*\\cdot")
+
+
+def _conclusion(answer: str) -> str:
+    """What a chain concludes (`\\binom{8}{3} = 56` gives 56): its last side."""
+    return answer.rsplit("=", 1)[-1] if "=" in answer else answer
+
+
+#: a question that asks for a simplified form: "simplest (radical) form", or "Simplify" with
+#: the expression right after it ("simplify the computation" asks nothing of the answer)
+_SIMPLEST = re.compile(r"simplest\s+(?:radical\s+)?form|\bsimplify\s*(?::|\$|\\\(|\\sqrt|the\s+"
+                       r"(?:expression|radical|fraction|product|quotient|following))", re.IGNORECASE)
+#: spellings simplest radical form has none of: an nth root, a fractional exponent, a root in a
+#: denominator, a root of anything but a whole number
+_NOT_SIMPLEST = re.compile(r"\\sqrt\s*\[|\^\s*\{?\s*(?:\d+\s*/|\\[dt]?frac)|\^\s*\(\s*\d+\s*/|"
+                           r"\\[dt]?frac\s*(?:\{[^{}]*\}|\d)\s*\{[^{}]*\\sqrt|"
+                           r"\\sqrt\s*\{[^{}]*[\\^.+*/-]")
 _RADICAND = re.compile(r"\\sqrt\s*(?:\{\s*(\d{1,9})\s*\}|(\d))")
 
 
@@ -121,15 +145,20 @@ def _square_free(n: int) -> bool:
 def unsimplified_radical(answer: str, question: str, gold: str) -> bool:
     """Where the question asks for a simplified form ("Simplify", "simplest radical form") and
     every integer under a root of the gold is square-free: an answer with a square factor left
-    under a root (`2\\sqrt{18}`, `3\\sqrt{8}`, `\\sqrt{36}\\sqrt{2}` for `6\\sqrt{2}`)."""
+    under a root (`2\\sqrt{18}`, `3\\sqrt{8}`, `\\sqrt{36}\\sqrt{2}` for `6\\sqrt{2}`), or a form simplest
+    radical form has none of (`50^{1/2}`, `\\sqrt[4]{2500}`, `\\sqrt{5^2\\cdot 2}`, `\\frac{10}{\\sqrt2}`)."""
     if not _SIMPLEST.search(question) or not all(
-            _square_free(int(a or b)) for a, b in _RADICAND.findall(gold)):
+            _square_free(int(a or b)) for a, b in _RADICAND.findall(gold)) \
+            or _NOT_SIMPLEST.search(gold):
         return False
-    return any(not _square_free(int(a or b)) for a, b in _RADICAND.findall(answer))
+    answer = _conclusion(answer)
+    return bool(_NOT_SIMPLEST.search(answer)) or any(
+        not _square_free(int(a or b)) for a, b in _RADICAND.findall(answer))
 
 
 #: an option's label in a multiple-choice question: `\\textbf{(C)}`, `\\mathrm{(C)}`, `(C)`
-_OPTION_LABEL = re.compile(r"\\(?:textbf|mathbf|mathrm|text)\s*\{\s*\(([A-E])\)\s*\}|\(([A-E])\)")
+_OPTION_LABEL = re.compile(r"\\(?:textbf|mathbf|mathrm|text)\s*\{\s*\(([A-E])\)\s*\}|\(([A-E])\)"
+                           r"|(?:^|(?<=[\s$]))([A-E])[.)](?=\s)", re.MULTILINE)
 _OPTION_END = re.compile(r"\\q?quad(?![a-zA-Z])|\\\\|\n|\$")
 _OPTION_LEAD = re.compile(r"^(?:\\[ ,;:!]|~|\s)+")
 
@@ -146,35 +175,42 @@ def question_options(question: str) -> dict[str, str]:
         text = question[label.end():after.start() if after else len(question)]
         end = _OPTION_END.search(text)
         text = _OPTION_LEAD.sub("", text[:end.start()] if end else text).strip().rstrip(",;.")
-        letter = label.group(1) or label.group(2)
+        letter = label.group(1) or label.group(2) or label.group(3)
         options[letter] = None if letter in options else text
     return {letter: text for letter, text in options.items() if text}
 
 
 def contradicts_option(answer: str, question: str) -> bool:
-    """An option chosen with a value (`\\textbf{(C)}\\ 15`) where the question gives that option
-    another number (`\\textbf{(C)}\\ 10`)."""
+    """An option chosen with a value (`\\textbf{(C)}\\ 15`, `(B)\\ \\sqrt3`) where the question gives
+    that option another value (`\\textbf{(C)}\\ 10`, `B) 2\\sqrt3`), as far as the fast path reads."""
     chosen = choice_with_value(canonical(answer))
     if chosen is None:
         return False
     option = question_options(question).get(chosen[0])
     if option is None:
         return False
-    listed, given = parse_leaf(canonical(option)), parse_leaf(canonical(chosen[1]))
-    return isinstance(listed, Num) and isinstance(given, Num) and not leaf_equal(listed, given)
+    from rlvr_envs.verify.math.compare import NeedsSymbolic, fast_equal
+    try:
+        return not fast_equal(canonical(option), canonical(chosen[1]))
+    except (NeedsSymbolic, ValueError, ArithmeticError, RecursionError):
+        return False  # only the symbolic path could tell: the letter decides
 
 
 #: a question that asks for a rounded value
-_ROUNDING = re.compile(r"\bnearest\b|\bround(?:ed|ing)?\b|decimal places?|significant (?:figures|digits)"
-                       r"|\bapproximat|\bestimate", re.IGNORECASE)
+_ROUNDING = re.compile(
+    r"\bto\s+the\s+nearest\b|\bround(?:ed)?\s+(?:(?:your|the|each|this)\s+(?:\w+\s+)?|it\s+|off\s+)?to\b"
+    r"|\bdecimal\s+places?\b|\bsignificant\s+(?:figures|digits)\b|\bapproximately\s+(?:how|what)\b"
+    r"|\bapproximate\s+(?:value|answer)\b|\bas\s+a\s+decimal\b", re.IGNORECASE)
+_DECIMAL = re.compile(r"^\s*[+-]?\d*\.\d+\s*$")
 _BARE_APPROX = re.compile(r"^\s*(?:\\approx(?![a-zA-Z])|≈)\s*(?=[+-]?\.?\d)")
 
 
-def answered_side(answer: str, question: str | None) -> str:
+def answered_side(answer: str, question: str | None, gold: str) -> str:
     """What an answer with an approximation gives: the exact side of `\\sqrt{20} \\approx 4.47`
-    (`exact_side`), unless the question asks for a rounded value ("to the nearest hundredth"):
-    then its decimal, and a bare `\\approx 4.47` is 4.47."""
-    if question is None or not _ROUNDING.search(question):
+    (`exact_side`), unless the question asks for a rounded value ("to the nearest hundredth",
+    "round to", "decimal places") and the gold is a decimal: then its decimal, and a bare
+    `\\approx 4.47` is 4.47."""
+    if question is None or not _ROUNDING.search(question) or not _DECIMAL.match(gold):
         return exact_side(answer)
     if _BARE_APPROX.match(answer):
         return _BARE_APPROX.sub("", answer, count=1)

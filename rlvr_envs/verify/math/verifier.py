@@ -256,7 +256,7 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
         return MathVerdict(False, MISMATCH, extracted)
     if any(_HIDDEN.search(a) for a in found_answers):  # \phantom{\boxed{5}} 6 shows 6
         return MathVerdict(False, MISMATCH, extracted)
-    answers = [answered_side(a, question) for a in found_answers]
+    answers = [answered_side(a, question, gold) for a in found_answers]
     if any(_false_relation(a) for a in answers):  # 6 = 5, 6 \equiv 5
         return MathVerdict(False, MISMATCH, extracted)
     rewritten = tuple(canonical(a) for a in answers)

@@ -75,3 +75,19 @@ def test_starting_the_run_s_processes_is_not_the_run_s_time(backend, make_task, 
     finally:
         sandbox.close()
     assert (score.reward, score.verifier) == (1.0, "correct"), score
+
+
+def test_a_task_s_own_limits_only_tighten_the_scorer_s(monkeypatch):
+    """A task record (which may arrive with a label, over HTTP too) cannot give its run more
+    than whoever made the scorer allows."""
+    seen = []
+    monkeypatch.setattr("rlvr_envs.tasks.code.scoring.grade_calls",
+                        lambda sandbox, program, **kw: seen.append(kw["limits"]) or
+                        grader.CodeVerdict(True, "correct", 1, 1))
+    scorer = CodeScorer("local-unsafe", limits=LIMITS)
+    task = calls_task()
+    task.metadata["limits"] = {"wall_time": 3600, "memory_mb": 65536, "max_processes": 8}
+    scorer.grade(task, "def f(x):\n    return 2 * x\n")
+    assert seen[0] == Limits(wall_time=1.0, memory_mb=256, max_processes=8)
+    assert Limits(cpu_time=5).within(Limits(cpu_time=2)).cpu_time == 2
+    assert Limits().within(Limits(cpu_time=2)).cpu_time == 2
