@@ -10,7 +10,7 @@ from math import isqrt
 
 from rlvr_envs.verify.math.compare import spelling
 from rlvr_envs.verify.math.fast import Num, exact_side, final_number, parse_leaf
-from rlvr_envs.verify.math.normalize import clean
+from rlvr_envs.verify.math.normalize import clean, split_top_level
 from rlvr_envs.verify.math.notation import canonical, choice_with_value
 
 
@@ -215,3 +215,32 @@ def answered_side(answer: str, question: str | None, gold: str) -> str:
     if _BARE_APPROX.match(answer):
         return _BARE_APPROX.sub("", answer, count=1)
     return exact_side(answer, rounded=True)
+
+
+_NAME = r"(?:[A-Za-z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)"
+_NAME_TUPLE = re.compile(rf"\(\s*({_NAME}(?:\s*,\s*{_NAME})+)\s*\)")
+_NAMED_VALUE = re.compile(rf"^\s*({_NAME})\s*=\s*(.+?)\s*$", re.DOTALL)
+
+
+def _name(text: str) -> str:
+    return re.sub(r"[{}\s]", "", text)
+
+
+def in_question_order(answer: str, question: str) -> str:
+    """Named values (`b = -2, m = 3`, after the notation rules) as the tuple the question asks
+    for by those names (`Enter $(m,b)$`): `(3, -2)`; any other answer as it is (named values
+    keep the order they are written in)."""
+    items = split_top_level(answer)
+    if len(items) < 2:
+        return answer
+    named = [_NAMED_VALUE.match(item) for item in items]
+    if not all(named):
+        return answer
+    values = {_name(m.group(1)): m.group(2) for m in named}
+    if len(values) != len(items):
+        return answer
+    for asked in _NAME_TUPLE.finditer(question):
+        names = [_name(name) for name in asked.group(1).split(",")]
+        if len(names) == len(values) and set(names) == set(values):
+            return "(" + ", ".join(values[name] for name in names) + ")"
+    return answer

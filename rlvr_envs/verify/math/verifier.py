@@ -45,7 +45,7 @@ from rlvr_envs.verify.math.notation import (
     closed_choice,
     iso_interval,
 )
-from rlvr_envs.verify.math.question import answered_side, ignores_question
+from rlvr_envs.verify.math.question import answered_side, ignores_question, in_question_order
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
     ERROR,
@@ -262,6 +262,8 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
     rewritten = tuple(canonical(a) for a in answers)
     if any(map(choice_then_relation, rewritten)):  # `(B) = C`: two options, no value
         return MathVerdict(False, MISMATCH, extracted)
+    if question is not None and gold_shape(gold).kind == "bracket":  # `Enter $(m,b)$.`
+        rewritten = tuple(in_question_order(a, question) for a in rewritten)
     # "42 is correct", "about 42"; read after the notation rules (`\\text{no solution}` is the
     # empty set, `\\text{Answer: } 7` is 7)
     if qualifier_words(", ".join(rewritten)) - qualifier_words(gold):

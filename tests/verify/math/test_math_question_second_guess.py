@@ -126,7 +126,6 @@ def test_a_rounding_question_takes_the_decimal(boxed, question, correct):
     ("[1,4[", "[1,4)"),
     ("x > 2 \\text{ and } x < 3", "(2,3)"),
     ("x < 4 \\text{ and } x \\ge 1", "[1,4)"),
-    ("y=-1, x=2", "(2,-1)"),  # named values, in any order, for a tuple
 ])
 def test_notation_models_write(boxed, gold):
     assert verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold).correct
@@ -139,8 +138,23 @@ def test_notation_models_write(boxed, gold):
     ("]2,3[", "[2,3]"),
     ("x > 2 \\text{ and } x < 3", "[2,3]"),
     ("x > 2 \\text{ and } y < 3", "(2,3)"),
-    ("y=2, x=-1", "(2,-1)"),
-    ("x=-1, x=2", "(2,-1)"),
 ])
 def test_notation_keeps_the_value_it_reads(boxed, gold):
     assert not verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold).correct
+
+
+@pytest.mark.parametrize("question,boxed,correct", [
+    ("Find the line $y = mx + b$ through $(1,1)$ and $(2,4)$. Enter $(m,b)$.", "b = -2, m = 3", True),
+    ("Find the line $y = mx + b$ through $(1,1)$ and $(2,4)$. Enter $(m,b)$.", "m = 3, b = -2", True),
+    ("Find the line $y = mx + b$ through $(1,1)$ and $(2,4)$. Enter $(m,b)$.", "(b,m) = (-2,3)", True),
+    ("Find the line $y = mx + b$ through $(1,1)$ and $(2,4)$. Enter $(m,b)$.", "b = 3, m = -2", False),
+    ("Find the line $y = mx + b$ through $(1,1)$ and $(2,4)$. Enter $(m,b)$.", "(b,m) = (3,-2)", False),
+    ("Convert $(1,\\sqrt{3})$ to polar coordinates $(r,\\theta)$.",
+     "\\theta = \\frac{\\pi}{3}, r = 2", True),
+    ("Solve for $(y, x)$: $y = x + 2$, $y = 3x$. Enter $(y,x)$.", "x = 3, y = 1", False),
+])
+def test_named_values_follow_the_tuple_the_question_asks_for(question, boxed, correct):
+    gold = "(2,\\frac{\\pi}{3})" if "polar" in question else "(3,1)" if "(y,x)" in question \
+        else "(3,-2)"
+    verdict = verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold, question=question)
+    assert verdict.correct is correct, verdict
