@@ -147,7 +147,7 @@ _NOT_A_VALUE = re.compile(
 _LEADING_CHOICE = re.compile(r"\(\s*[A-Ea-e]\s*\)")
 #: another option's letter standing alone in what follows a choice letter
 _LONE_LETTER = re.compile(r"(?<![A-Za-z\\])[A-E](?![A-Za-z])")
-_CHOICE_VALUE = re.compile(r"^\(?([A-Ea-e])\)\s*[:.]?\s*(\S.*)$")
+_CHOICE_VALUE = re.compile(r"^(?:\(?([A-Ea-e])\)|([A-E])\.(?=\s))\s*[:.]?\s*(\S.*)$")
 
 
 def _root(m: re.Match) -> str:
@@ -474,10 +474,10 @@ def paired(gold: str, answer: str) -> tuple[str, str, bool | None]:
 
 
 def choice_with_value(answer: str) -> tuple[str, str] | None:
-    """(letter, value) for a multiple-choice answer given with its value: `(B) 12`."""
+    """(letter, value) for a multiple-choice answer given with its value: `(B) 12`, `B. 12`."""
     m = _CHOICE_VALUE.match(answer.strip())
     # "(A) (B) (C)" lists options, `(B) = D` or `B) \\ne C` relates two letters: no value
-    if not m or _ANOTHER_CHOICE.search(m.group(2)) or _NOT_A_VALUE.match(m.group(2)) \
-            or _LONE_LETTER.search(m.group(2)):
+    if not m or _ANOTHER_CHOICE.search(m.group(3)) or _NOT_A_VALUE.match(m.group(3)) \
+            or _LONE_LETTER.search(m.group(3)):
         return None
-    return m.group(1).upper(), m.group(2).strip()
+    return (m.group(1) or m.group(2)).upper(), m.group(3).strip()

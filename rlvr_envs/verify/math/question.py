@@ -121,7 +121,12 @@ _ELIDED = re.compile(r"[+*]\s*(?:\\[lc]?dots(?![a-zA-Z])|\.\.\.|…)\s*[+*]|"
 
 def _conclusion(answer: str) -> str:
     """What a chain concludes (`\\binom{8}{3} = 56` gives 56): its last side."""
-    return answer.rsplit("=", 1)[-1] if "=" in answer else answer
+    depth, last = 0, -1
+    for at, char in enumerate(answer):
+        depth += (char in "{([") - (char in "})]")
+        if char == "=" and depth == 0:
+            last = at
+    return answer[last + 1:] if last >= 0 else answer  # `\\sum_{j=1}^{10}`'s `=` is no side
 
 
 #: a question that asks for a simplified form: "simplest (radical) form", or "Simplify" with
@@ -201,14 +206,14 @@ _ROUNDING = re.compile(
     r"\bto\s+the\s+nearest\b|\bround(?:ed)?\s+(?:(?:your|the|each|this)\s+(?:\w+\s+)?|it\s+|off\s+)?to\b"
     r"|\bdecimal\s+places?\b|\bsignificant\s+(?:figures|digits)\b|\bapproximately\s+(?:how|what)\b"
     r"|\bapproximate\s+(?:value|answer)\b|\bas\s+a\s+decimal\b", re.IGNORECASE)
-_DECIMAL = re.compile(r"^\s*[+-]?\d*\.\d+\s*$")
+_DECIMAL = re.compile(r"^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)\s*$")
 _BARE_APPROX = re.compile(r"^\s*(?:\\approx(?![a-zA-Z])|≈)\s*(?=[+-]?\.?\d)")
 
 
 def answered_side(answer: str, question: str | None, gold: str) -> str:
     """What an answer with an approximation gives: the exact side of `\\sqrt{20} \\approx 4.47`
     (`exact_side`), unless the question asks for a rounded value ("to the nearest hundredth",
-    "round to", "decimal places") and the gold is a decimal: then its decimal, and a bare
+    "round to", "decimal places") and the gold is a plain number: then its decimal, and a bare
     `\\approx 4.47` is 4.47."""
     if question is None or not _ROUNDING.search(question) or not _DECIMAL.match(gold):
         return exact_side(answer)

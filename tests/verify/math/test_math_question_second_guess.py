@@ -158,3 +158,49 @@ def test_named_values_follow_the_tuple_the_question_asks_for(question, boxed, co
         else "(3,-2)"
     verdict = verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold, question=question)
     assert verdict.correct is correct, verdict
+
+
+@pytest.mark.parametrize("tail", [
+    "Then again, 6 would work too.", ", though 6 also fits.", "I'd also accept 6.",
+    "Honestly, **6** seems more likely.", "Hmm, **6** is also plausible.", "Correction: 6.",
+    "Wait, I should double-check: it's 6.", "A case could be made for 6 as well.",
+    "My second choice would be 6.", "6 is another possibility.", "Both 8 and 6 are defensible.",
+    "The answer may well be 6.", "Probably 6 is intended.", "Vielleicht ist die Antwort 6.",
+    "也可能是 6。",
+])
+def test_more_second_guesses_are_hedges(tail):
+    completion = "The divisors are 1, 2, 3, 5, 6, 10, 15, 30.\n\nThe answer is $\\boxed{8}$. " + tail
+    assert verify_math(completion, "8").reason == "hedged"
+
+
+@pytest.mark.parametrize("question,boxed,gold,correct", [
+    ("Compute $\\sum_{k=1}^{10} k$.", "\\sum_{j=1}^{10} j", "55", False),
+    ("Compute $\\sum_{k=1}^{10} k$.", "1+2+\\cdots+10", "55", False),
+    ("Compute $5!$.", "\\Gamma(6)", "120", False),
+    ("Compute $\\dbinom{8}{3}$.", "\\binom{8}{3} = 56", "56", True),
+    ("Simplify $\\sqrt{50}$.", "50^{1/2}", "5\\sqrt{2}", False),
+    ("Simplify $\\sqrt{50}$.", "\\sqrt[4]{2500}", "5\\sqrt{2}", False),
+    ("Simplify $\\sqrt{50}$.", "\\frac{10}{\\sqrt{2}}", "5\\sqrt{2}", False),
+    ("To simplify the computation, find the diagonal of a 5 by 5 square.", "\\sqrt{50}",
+     "5\\sqrt{2}", True),
+    ("Round your answer to the nearest whole number: 100 miles in 3 hours, in mph?",
+     "\\frac{100}{3} \\approx 33", "33", True),
+    ("A round table seats 8. In how many ways?", "\\approx 5040", "5040", False),
+    ("A round table seats 8. What is the probability?", "\\frac{25}{216} \\approx 0.116",
+     "\\frac{25}{216}", True),
+    ("How many primes are less than 20? A) 6 B) 7 C) 8 D) 9 E) 10", "(D) 8", "8", False),
+    ("How many primes are less than 20? A. 6 B. 7 C. 8 D. 9 E. 10", "C. 8", "8", True),
+    ("Which is largest? $\\textbf{(A)}\\ \\sqrt3 \\qquad \\textbf{(B)}\\ 2\\sqrt3$",
+     "\\textbf{(A)}\\ 2\\sqrt3", "2\\sqrt{3}", False),
+])
+def test_what_the_question_asks_round_6(question, boxed, gold, correct):
+    verdict = verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold, question=question)
+    assert verdict.correct is correct, verdict
+
+
+@pytest.mark.parametrize("boxed,gold", [
+    ("2 < x \\text{ and } x < 3", "(2,3)"),
+    ("x \\geq 1 \\text{ and } 4 > x", "[1,4)"),
+])
+def test_both_bounds_on_either_side(boxed, gold):
+    assert verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold).correct
