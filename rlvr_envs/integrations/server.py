@@ -74,9 +74,8 @@ class ServerConfig:
 #: whether the hack checks apply belong to whoever starts the server (`rlvr serve
 #: --env-kwargs`): a request naming any other key, with another value than the server's own,
 #: is refused (422)
-REQUEST_KWARGS = frozenset({"answer_format", "config", "dataset", "difficulty", "families",
-                            "levels", "partial_credit", "source", "split", "statement",
-                            "weights"})
+REQUEST_KWARGS = frozenset({"answer_format", "dataset", "difficulty", "families", "levels",
+                            "partial_credit", "source", "split", "statement", "weights"})
 _UNSET = object()
 
 
