@@ -260,9 +260,6 @@ class ForkServer:
         self.namespaces = bool(ready.get("namespaces"))
         #: whether the zygote runs in its own jail (the view built once; see `zygote.py`)
         self.jail = bool(ready.get("jail"))
-        #: whether the jail caps the per-user counts charged to the host user above it
-        #: (`zygote.limit_user_counts`: inotify and fanotify objects)
-        self.user_counts = bool(ready.get("user_counts"))
         _LIVE_SERVERS.add(self)
         self._exited: dict[int, threading.Event] = {}
         self._events_lock = threading.Lock()

@@ -443,23 +443,19 @@ USER_COUNT_LIMITS = (("max_inotify_instances", 16), ("max_inotify_watches", 8192
 
 def limit_user_counts():
     """In a user namespace this process has just made (holding every capability in it): cap
-    `USER_COUNT_LIMITS` there (/proc/sys/user holds the values of the opener's namespace).
-    Returns whether every cap was set (a kernel without a count, or a read-only
-    /proc/sys/user, leaves it as it is)."""
-    done = True
+    `USER_COUNT_LIMITS` there (/proc/sys/user holds the values of the opener's namespace); a
+    kernel without a count, or a read-only /proc/sys/user, leaves that one as it is."""
     for name, value in USER_COUNT_LIMITS:
         try:
             fd = os.open("/proc/sys/user/" + name, os.O_WRONLY)
         except OSError:
-            done = False
             continue
         try:
             os.write(fd, b"%d" % value)
         except OSError:
-            done = False
+            pass
         finally:
             os.close(fd)
-    return done
 
 
 def isolate(view, tmp_mb, shm_mb, workdir=None, sync_fd=None):
@@ -484,7 +480,7 @@ RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
 #: set by `become_jail`: whether a run mounts a /proc of its own (else the jail's is empty),
 #: whether a run without a pids cgroup can get a user namespace of its own, the jail's own
 #: network namespace (an fd)
-JAIL = {"active": False, "proc": False, "nested": True, "net": None, "user_counts": False}
+JAIL = {"active": False, "proc": False, "nested": True, "net": None}
 #: idle network namespaces (fds): each is lent to one live run at a time and taken back when
 #: that run's PID 1 has been reaped, i.e. when every process of the run, and with them every
 #: socket it had, is gone. Making one costs about as much as the rest of a run's setup.
@@ -567,7 +563,7 @@ def become_jail(view):
         _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)
         _map_own_ids()
     JAIL["net"] = _current_netns()
-    JAIL["user_counts"] = limit_user_counts()
+    limit_user_counts()
     build_root(view, 1, 1, proc="bind")
     JAIL["active"] = True
     JAIL["proc"] = _probe_run_proc()
@@ -919,8 +915,7 @@ def serve():
     # the anonymous memory this process holds (about a tenth less with this)
     _libc.malloc_trim(0)
     control.send(json.dumps({"op": "ready", "namespaces": namespaces, "jail": JAIL["active"],
-                             "run_proc": JAIL["proc"], "user_counts": JAIL["user_counts"],
-                             "error": error}).encode())
+                             "run_proc": JAIL["proc"], "error": error}).encode())
     children = {}   # id -> _Child
     by_pid = {}
 

@@ -269,9 +269,14 @@ def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
     stated = stated_answers(section)
     if stated:  # "The answer is (A). Actually, B) might also work."
         rest = section[section.rfind(stated[-1]) + len(stated[-1]):]
-        stated += [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)] + [
-            value for m in _MORE_GUESSES.finditer(rest) for value in m.groups() if value]
+        stated += [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)] \
+            + _more_guesses(rest)
     return stated
+
+
+def _more_guesses(text: str) -> list[str]:
+    """Every value `_MORE_GUESSES` finds offered in `text` ("both 8 and 6" offers two)."""
+    return [value for m in _MORE_GUESSES.finditer(text) for value in m.groups() if value]
 
 
 def _offered_after(rest: str) -> list[str]:
@@ -279,8 +284,8 @@ def _offered_after(rest: str) -> list[str]:
     counts beside it (a hedge when one differs)."""
     line = rest.split("\n\n", 1)[0][:400]  # the answer's paragraph: "(if\nnot, 8)" wraps
     offered = [next(g for g in m.groups() if g) for pattern in (_ELSE_VALUE_AFTER_BOX, _SECOND_GUESS)
-               for m in pattern.finditer(line)] + [m.group(1) for m in _WOULD_BE.finditer(rest)] + [
-        value for m in _MORE_GUESSES.finditer(rest) for value in m.groups() if value]
+               for m in pattern.finditer(line)] + [m.group(1) for m in _WOULD_BE.finditer(rest)] \
+        + _more_guesses(rest)
     return [a for a in stated_answers(rest) + offered if _VALUE_LIKE.search(a) and not _BOX.search(a)]
 
 

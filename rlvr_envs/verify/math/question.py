@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from math import isqrt
 
-from rlvr_envs.verify.math.compare import spelling
+from rlvr_envs.verify.math.compare import NeedsSymbolic, fast_equal, spelling
 from rlvr_envs.verify.math.fast import Num, exact_side, final_number, parse_leaf
 from rlvr_envs.verify.math.normalize import clean, split_top_level
 from rlvr_envs.verify.math.notation import canonical, choice_with_value
@@ -194,7 +194,6 @@ def contradicts_option(answer: str, question: str) -> bool:
     option = question_options(question).get(chosen[0])
     if option is None:
         return False
-    from rlvr_envs.verify.math.compare import NeedsSymbolic, fast_equal
     try:
         return not fast_equal(canonical(option), canonical(chosen[1]))
     except (NeedsSymbolic, ValueError, ArithmeticError, RecursionError):
