@@ -10,10 +10,12 @@ Endpoints
 
 Scoring runs in a process pool (`pool.ScoringPool`, items of concurrent requests taking
 turns) or on a Ray cluster, never on the event loop. Bodies over `max_body_bytes` get 413,
-malformed requests 422 with the reason, a missing or wrong bearer token 401 (the token may
+malformed requests 422 with the reason (a body the JSON parser cannot take too: nested past its
+depth, not UTF-8; `JSONBodyRequest`), a missing or wrong bearer token 401 (the token may
 also come as `?token=`, for clients such as OpenRLHF that only take a URL). No input gets a
 500: replies are encoded as ASCII JSON (a lone surrogate in a completion is escaped, a
-non-finite number becomes null), and the env and kwargs are built once at start so a bad
+non-finite number becomes null; a validation error echoes a large or deep input as a short
+repr), and the env and kwargs are built once at start so a bad
 default fails there, not on every request. Slow clients and the connection cap are handled
 by `http_limits`.
 """
@@ -31,6 +33,7 @@ import gymnasium as gym
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
 from rlvr_envs.integrations.http_limits import ConnectionLimits, check_binding, guarded_protocol
@@ -77,6 +80,10 @@ class ServerConfig:
 REQUEST_KWARGS = frozenset({"answer_format", "dataset", "difficulty", "families", "levels",
                             "partial_credit", "source", "split", "statement", "weights"})
 _UNSET = object()
+#: the 422 reason for a body that parses but holds a value too deep to use (a task's metadata
+#: hundreds of levels deep, read recursively by the env)
+TOO_DEEP = ("a value in the request is nested too deeply to use; expected values nested at "
+            "most a few hundred levels deep")
 
 
 def request_kwargs(env_id: str, kwargs_json: str, config: ServerConfig) -> str:
@@ -101,6 +108,72 @@ class SafeJSONResponse(JSONResponse):
     def render(self, content: Any) -> bytes:
         return json.dumps(to_jsonable(content), ensure_ascii=True, allow_nan=False,
                           separators=(",", ":")).encode("ascii")
+
+
+class JSONBodyRequest(Request):
+    """A request whose JSON body fails to parse only as `json.JSONDecodeError`, so FastAPI
+    answers 422 naming the reason; a body nested past the parser's depth, with bytes that are
+    not UTF-8, or with an integer over Python's 4300 digits otherwise reaches FastAPI as
+    another error, which it answers with 400 "There was an error parsing the body"."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            body = await self.body()
+            try:
+                self._json = json.loads(body)
+            except json.JSONDecodeError:
+                raise
+            except RecursionError:
+                raise json.JSONDecodeError(
+                    "expected a JSON body nested at most a few hundred levels deep; this one "
+                    "is nested too deeply to parse", "", 0) from None
+            except UnicodeDecodeError as err:
+                raise json.JSONDecodeError(
+                    f"expected UTF-8 JSON; byte 0x{err.object[err.start]:02x} at {err.start} "
+                    f"is not UTF-8", "", 0) from None
+            except ValueError as err:  # an integer literal over the digit limit
+                raise json.JSONDecodeError(f"expected JSON this server can read: {err}",
+                                           "", 0) from None
+        return self._json
+
+
+class JSONBodyRoute(APIRoute):
+    """Every endpoint reads its body through `JSONBodyRequest`."""
+
+    def get_route_handler(self):
+        handler = super().get_route_handler()
+
+        async def route(request: Request):
+            return await handler(JSONBodyRequest(request.scope, request.receive))
+        return route
+
+
+def _small(value: Any, budget: int = 64) -> bool:
+    """Whether `value` (parsed JSON) has at most `budget` parts and no string over 200
+    characters; walked without recursion, and without looking past the budget."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        budget -= 1
+        if budget < 0 or isinstance(item, str) and len(item) > 200:
+            return False
+        if isinstance(item, (dict, list)) and len(item) > budget:
+            return False
+        if isinstance(item, dict):
+            stack.extend(part for pair in item.items() for part in pair)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+def bounded_errors(errors: list[dict]) -> list[dict]:
+    """Validation errors with each `input` the request sent kept when it is small, else cut
+    to a short repr: echoed whole, a value nested hundreds of levels deep made encoding the
+    reply raise (a 500), and a large one made the reply several times the body."""
+    from rlvr_envs.verify.code.wire import short_repr
+
+    return [error if _small(error.get("input")) else {**error, "input": short_repr(error["input"])}
+            for error in errors]
 
 
 class ScoreRequest(BaseModel):
@@ -213,12 +286,14 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
 
     app = FastAPI(title="rlvr-envs reward server", lifespan=lifespan,
                   default_response_class=SafeJSONResponse)
+    app.router.route_class = JSONBodyRoute
     app.state.rlvr = state
     app.state.config = config
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, err: RequestValidationError):
-        return SafeJSONResponse({"detail": err.errors()}, status_code=422)
+        return SafeJSONResponse({"detail": bounded_errors(list(err.errors()))},
+                                status_code=422)
 
     @app.middleware("http")
     async def bearer_auth(request: Request, call_next):
@@ -299,6 +374,8 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
             raise HTTPException(429, str(err)) from None
         except (ValueError, TypeError, KeyError, gym.error.Error) as err:
             raise HTTPException(422, f"{type(err).__name__}: {err}") from None
+        except RecursionError:
+            raise HTTPException(422, TOO_DEEP) from None
         return body
 
     @app.post("/step")
@@ -311,6 +388,8 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
             raise HTTPException(409, str(err)) from None
         except (ValueError, TypeError) as err:
             raise HTTPException(422, f"{type(err).__name__}: {err}") from None
+        except RecursionError:
+            raise HTTPException(422, TOO_DEEP) from None
 
     @app.delete("/session/{session_id}")
     async def close_session(session_id: str):

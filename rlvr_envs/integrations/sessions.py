@@ -95,14 +95,14 @@ class SessionStore:
         runner = await self._runner_factory(env_id, kwargs_key(env_kwargs))
         try:
             observation, info = await runner.reset(seed, options)
+            info = to_jsonable(info)  # may raise (RecursionError): before the session is kept
         except BaseException:
             await runner.close()
             raise
         now = self._clock()
         session = Session(secrets.token_hex(12), env_id, runner, now, now)
         self._sessions[session.id] = session
-        return session, {"session_id": session.id, "observation": observation,
-                         "info": to_jsonable(info)}
+        return session, {"session_id": session.id, "observation": observation, "info": info}
 
     def get(self, session_id: str) -> Session:
         try:

@@ -10,10 +10,12 @@ over them); `run` is `spawn` plus a bounded read of both streams.
 
 from __future__ import annotations
 
+import codecs
 import math
 import os
 import selectors
 import shutil
+import subprocess
 import tempfile
 import time
 from abc import ABC, abstractmethod
@@ -112,6 +114,10 @@ class RunResult:
     #: seconds of `duration` the run's processes spent waiting for a CPU (a busy machine),
     #: read every `cpu_wait.SAMPLE_EVERY` while it ran; 0.0 where it cannot be read
     cpu_wait: float = 0.0
+    #: the bytes of stdout were valid UTF-8 (a sequence cut by the output cap aside); when
+    #: False, `stdout` holds U+FFFD for each invalid sequence, so a caller that compares
+    #: text must check this, not look for U+FFFD
+    stdout_utf8: bool = True
 
     @property
     def ok(self) -> bool:
@@ -359,18 +365,24 @@ class Sandbox(ABC):
         try:
             data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
             out, err, truncated, timed_out = proc.communicate(data)
-            code = proc.wait(timeout=max(0.0, proc.remaining()) if not proc.killed else 5)
-            if code is None:
-                timed_out = True
-            if proc.killed:
-                code = None
+            if proc.killed:  # at the deadline or for a flood: reap it, past the deadline too
+                code = None  # (a flood killed near the deadline is no timeout)
+                try:
+                    proc.popen.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+            else:
+                code = proc.wait()
+                if code is None:
+                    timed_out = True
             files_out = proc.collect(collect) if collect else {}
             return RunResult(stdout=out.decode("utf-8", "replace"),
                              stderr=err.decode("utf-8", "replace"), exit_code=code,
                              timed_out=timed_out, killed=proc.killed, truncated=truncated,
                              isolation=self.name, duration=time.monotonic() - proc.started,
                              files=files_out, out_of_memory=code != 0 and proc.out_of_memory(),
-                             cpu_wait=proc.clock.waited)
+                             cpu_wait=proc.clock.waited,
+                             stdout_utf8=is_utf8(out, cut=truncated))
         finally:
             proc.close()
 
@@ -403,6 +415,16 @@ class Sandbox(ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def is_utf8(data: bytes, *, cut: bool = False) -> bool:
+    """Whether `data` is valid UTF-8; with `cut`, a sequence cut short at the end (the output
+    cap fell inside a character) is not held against it."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=not cut)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def check_command(command: Sequence[str]) -> list[str]:

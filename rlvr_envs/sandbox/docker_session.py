@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 #: the command server; reads JSON requests on stdin, answers one JSON line each on stdout
 SERVER = r'''
-import json, os, resource, selectors, signal, subprocess, sys, time
+import codecs, json, os, resource, selectors, signal, subprocess, sys, time
 BIN = "/tmp/.rlvr-bin"
 os.chdir("/")  # the host kills what runs in the workspace after each command: not the server
 os.makedirs(BIN, exist_ok=True)
@@ -60,8 +60,8 @@ for line in sys.stdin:
                                 stderr=subprocess.STDOUT if merge else subprocess.PIPE,
                                 start_new_session=True, preexec_fn=limits)
     except OSError as err:
-        out.write(json.dumps({"stdout": "", "stderr": f"{err}\n", "exit": 127,
-                              "timed_out": False, "truncated": False}) + "\n")
+        out.write(json.dumps({"out": "", "err": f"{err}\n", "exit": 127, "timed_out": False,
+                              "killed": False, "truncated": False, "utf8": True}) + "\n")
         out.flush()
         continue
     streams = [proc.stdout] if merge else [proc.stdout, proc.stderr]
@@ -123,6 +123,11 @@ for line in sys.stdin:
     for stream in streams:
         stream.close()
     first = b"".join(data[fds[0]])
+    try:  # a character cut by the cap is not held against it
+        codecs.getincrementaldecoder("utf-8")().decode(first, final=sizes[fds[0]] <= cap)
+        utf8 = True
+    except UnicodeDecodeError:
+        utf8 = False
     if merge and sizes[fds[0]] > cap:
         half = cap // 2
         first = (first[:half] + (f"\n[... output cut: {sizes[fds[0]]} bytes in all, the first "
@@ -133,7 +138,7 @@ for line in sys.stdin:
         "err": "" if merge else b"".join(data[fds[1]]).decode("utf-8", "replace"),
         "exit": None if (timed_out or flood) else code, "timed_out": timed_out,
         "killed": timed_out or flood, "truncated": any(s > cap for s in sizes.values()),
-        "seconds": time.monotonic() - started}) + "\n")
+        "seconds": time.monotonic() - started, "utf8": utf8}) + "\n")
     out.flush()
 '''
 
@@ -203,7 +208,7 @@ class DockerSession:
                              time.monotonic() - started)
         return RunResult(reply["out"], reply["err"], reply["exit"], reply["timed_out"],
                          reply["killed"], reply["truncated"] and not merge_output, "docker",
-                         time.monotonic() - started)
+                         time.monotonic() - started, stdout_utf8=reply.get("utf8", True))
 
     @staticmethod
     def _read_reply(proc: subprocess.Popen, timeout: float) -> dict | None:

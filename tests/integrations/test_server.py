@@ -110,6 +110,35 @@ def test_not_json_and_unknown_env(client):
     assert reply.status_code == 404 and "rlvr/Math-v0" in reply.json()["detail"]
 
 
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("path, raw, fragment", [
+    # past the JSON parser's depth: FastAPI answered 400 "There was an error parsing the body"
+    ("/score", b'{"responses": ["x"], "labels": [' + nested(5000).encode() + b"]}",
+     "nested too deeply to parse"),
+    ("/step", b'{"session_id": "x", "action": ' + nested(100_000).encode() + b"}",
+     "nested too deeply to parse"),
+    # within it, but echoed whole in the validation error: encoding the reply raised (500)
+    ("/score", b'{"responses": ["x"], "labels": [' + nested(600).encode() + b"]}",
+     "valid integer"),
+    ("/step", b'{"session_id": "x", "action": ' + nested(800).encode() + b"}", "valid string"),
+    # a task whose metadata the env copies recursively (500)
+    ("/reset", b'{"options": {"task": {"prompt": "p", "answer": "1", "metadata": {"a": '
+     + nested(800).encode() + b"}}}}", "nested too deeply to use"),
+    # not UTF-8, an integer over Python's 4300 digits: 400 before
+    ("/score", b'{"responses": ["\xff"], "labels": ["1"]}', "byte 0xff at 16 is not UTF-8"),
+    ("/score", b'{"responses": ["x"], "labels": [' + b"7" * 5000 + b"]}", "4300 digits"),
+])
+def test_bodies_the_parser_or_the_reply_cannot_take_get_422_with_a_reason(client, path, raw,
+                                                                          fragment):
+    reply = client.post(path, content=raw, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 422, reply.text
+    assert fragment in reply.text and len(reply.content) < 4000, reply.text[:500]
+    assert score(client, responses=["\\boxed{42}"], labels=["42"]).json()["rewards"] == [1.0]
+
+
 def test_batch_limit(client):
     assert score(client, responses=["x"] * 65, labels=["1"] * 65).status_code == 413
 

@@ -100,3 +100,16 @@ def test_container_candidate_output_is_bounded(docker_sandbox):
     for name in ("nesting", "invalid_utf8"):
         score = scorer.score(task, hostile("has_close_elements", "numbers, threshold", name))
         assert score.reward == 0.0 and score.verifier == "bad_output", (name, score)
+
+
+def test_session_command_that_cannot_start_keeps_the_session(docker_sandbox, tmp_path):
+    # its reply used to lack the keys the host reads, which ended the session
+    session = docker_sandbox.session(tmp_path)
+    try:
+        missing = session.run(["no-such-command-here"])
+        assert missing.exit_code == 127 and "no-such-command-here" in missing.stderr, missing
+        raw = session.run(["sh", "-c", "printf 'a\\377b'"])
+        assert raw.stdout == "a\ufffdb" and not raw.stdout_utf8, raw
+        assert session.run(["sh", "-c", "echo ok"]).stdout_utf8 and session.started == 1
+    finally:
+        session.close()

@@ -66,6 +66,55 @@ def test_stdio_output_that_is_not_text_or_too_long(scorer):
     assert scorer.score(task, scorer.gold_completion(task)).reward == 1.0
 
 
+STDIO_LIMITS = Limits(wall_time=3.0, memory_mb=256, max_processes=16)
+
+
+@pytest.fixture(scope="module",
+                params=["local", pytest.param("bwrap", marks=needs_bwrap), "docker"])
+def any_sandbox(request):
+    """Every backend; Docker skips without an engine (fails under RLVR_REQUIRE_DOCKER=1)."""
+    if request.param == "docker":
+        yield request.getfixturevalue("docker_sandbox")
+        return
+    from rlvr_envs.sandbox import get_sandbox
+
+    sandbox = get_sandbox(request.param)
+    yield sandbox
+    sandbox.close()
+
+
+def stdio_task(expected: str) -> Task:
+    return Task(prompt="echo", answer="print(input())", family="code", source="test",
+                metadata={"mode": "stdio", "tests": [{"input": expected, "output": expected}]})
+
+
+def test_endless_stdio_output_is_killed_promptly_as_bad_output(any_sandbox):
+    # on Docker the run used to end as `timeout` after ~12 s: `docker kill` waited for the
+    # streams of a client whose stdout pipe was full and no longer read
+    flood = [any_sandbox.python, "-I", "-S", "-c", 'while True: print("x" * 1000)']
+    run = any_sandbox.run(flood, limits=STDIO_LIMITS)
+    assert run.truncated and run.killed and not run.timed_out, run
+    assert run.duration < STDIO_LIMITS.wall_time, run.duration
+    scorer = CodeScorer(any_sandbox, limits=STDIO_LIMITS)
+    score = scorer.score(stdio_task("hi\n"), '```python\nwhile True: print("x" * 1000)\n```')
+    assert score.reward == 0.0 and score.verifier == "bad_output", score
+
+
+def test_invalid_utf8_fails_even_when_the_expected_output_holds_u_fffd(any_sandbox):
+    scorer = CodeScorer(any_sandbox, limits=STDIO_LIMITS)
+    task = stdio_task("a\ufffdb\n")  # decoded with replacement, b"a\xffb" would read the same
+    # a stray byte (replaced, it reads exactly as the expected output), an overlong NUL, an
+    # encoded surrogate
+    for literal in (r"b'a\xffb\n'", r"b'a\xc0\x80b\n'", r"b'a\xed\xa0\x80b\n'"):
+        hostile = f"```python\nimport sys\nsys.stdout.buffer.write({literal})\n```"
+        score = scorer.score(task, hostile)
+        assert score.reward == 0.0 and score.verifier == "bad_output", (literal, score)
+    assert scorer.score(task, scorer.gold_completion(task)).reward == 1.0
+    run = any_sandbox.run([any_sandbox.python, "-I", "-S", "-c",
+                           r"import sys; sys.stdout.buffer.write(b'a\xffb')"])
+    assert run.stdout == "a\ufffdb" and not run.stdout_utf8, run
+
+
 @pytest.mark.parametrize("line", [
     b"[" * 100_000, b'{"a": ' + b"1" * 5000 + b"}", b'{"a": "\xff"}', b'{"a": "\x00"}',
     b'{"a": NaN}', b"[]", b"", b"{" * (wire.MAX_MESSAGE_BYTES + 1)])

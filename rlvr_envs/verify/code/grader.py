@@ -9,7 +9,8 @@ Three ways a task is tested, all with the candidate's code in its own sandboxed 
   the returned value to the expected one itself (exact types; a float tolerance only when the
   task sets one). Expected values never leave this process.
 - `stdio`: the candidate's program runs once per test with the input on stdin; its stdout is
-  compared here to the expected output (whitespace at line ends ignored).
+  compared here to the expected output (whitespace at line ends ignored); stdout that is not
+  UTF-8 or longer than `max_output_bytes` fails the run as `bad_output`.
 A run passes only when every test produced a result and every result was right.
 
 Where the sandbox has a warm fork server (local, bwrap), every candidate server is a fresh
@@ -583,14 +584,14 @@ def grade_stdio(sandbox: Sandbox, code: str, *, tests: Sequence[dict],
             first = (f"test {index}: the run exceeded its memory budget of "
                      f"{limits.memory_mb} MiB")
             break
-        if result.timed_out:
-            reason, first = "timeout", first or f"test {index}: timed out"
-            break
-        if result.truncated:
+        if result.truncated:  # settled when it happens, however the run then ended
             reason = "bad_output"
             first = f"test {index}: output longer than {limits.max_output_bytes} bytes"
             break
-        if "\ufffd" in result.stdout and "\ufffd" not in test["output"]:
+        if result.timed_out:
+            reason, first = "timeout", first or f"test {index}: timed out"
+            break
+        if not result.stdout_utf8:  # whatever the expected output holds (U+FFFD too)
             reason, first = "bad_output", f"test {index}: output is not UTF-8"
             break
         if result.exit_code != 0:
