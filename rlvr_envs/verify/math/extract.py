@@ -10,9 +10,11 @@ reasoning ends and what the final answer is.
   without think tags is all answer; a `</think>` without `<think>` (the chat template opened the
   block in the prompt) closes the reasoning that precedes it.
 * Inside a section, in order: every `\\boxed{}` / `\\fbox{}` (a box inside a box is read once,
-  through the outer one; a `\\boxed{` left open at the end is no answer; "or", "maybe",
-  "otherwise", "else", "/" right after the last box is a hedge, and so is "else 8" or
-  "otherwise 8" later in the box's sentence; answer tags and a value stated or offered after
+  through the outer one; a `\\boxed{` left open at the end is no answer; "/" right after the
+  last box is a hedge, and so is "or", "maybe", "otherwise", "else" right after it with no
+  value after the word, and "else 8" or "otherwise 8" later in the box's sentence; a hedge
+  word after the final answer ("Alternatively", "Or maybe") is judged by the values offered
+  from it on, so the same value restated pays; answer tags and a value stated or offered after
   the last box, "the answer is 6", "#### 6", "the answer would be 6", count beside the boxes,
   so a different value is a hedge), else the
   `<answer>…</answer>` tags, else stated answers: the Minerva line "The final answer is $x$.
@@ -42,10 +44,11 @@ _ANSWER_IS = re.compile(
     r"(?:final answer|the answer|correct answer|^[ \t>#*]*answer)(?:\s|\*)*(?:is|:)[\s*:]*([^\n]*?)(?=\.(?:\s|$)|\n|$)",
     re.IGNORECASE | re.MULTILINE)
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
-#: an "or" right after a box (`\boxed{5} (or possibly 6)`, `$\boxed{5}$ or $6$`): a hedge
+#: "or", "maybe", "/" right after a box (`\boxed{5} (or possibly 6)`, `$\boxed{5}$ / $6$`): a
+#: hedge when no value follows the word (`\boxed{5} or its negative`) or after "/"
 _OR_AFTER_BOX = re.compile(
     r"(?:[\s$,.;(/]|\\[)\],;:! ]|\\(?:text|mathrm|mbox|textbf)\s*\{)*"
-    r"(?:or|otherwise|else|maybe|perhaps|possibly|alternatively|either)\b(?!-)"
+    r"(?P<word>or|otherwise|else|maybe|perhaps|possibly|alternatively|either)\b(?!-)"
     r"|[\s$]*/[\s$]*[-+\d\\(]", re.IGNORECASE)
 _NUMBER_WORDS = (r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                  r"(?:thir|four|fif|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty"
@@ -119,6 +122,69 @@ _MORE_GUESSES = re.compile("|".join((
     r"\b(?:answers?|it)\s+(?:may|might|could)\s+well\s+be\s+" + _V,
     r"(?:vielleicht|peut-être|peut-etre|quizás|quizas|tal\s+vez|forse|也许|也可能|可能|或许|"
     r"たぶん|多分)[^.\n。]{0,40}?" + _OFFERED)), re.IGNORECASE | re.MULTILINE)
+#: a word after the final answer that may offer another candidate ("or 8", "maybe 8",
+#: "alternatively, 8") or open an explanation ("Alternatively, one can count the complement,
+#: which also gives 6"): "or" where a clause starts, the others anywhere ("otherwise" and
+#: "else" later in a sentence are `_ELSE_VALUE_AFTER_BOX`'s); what follows is judged by the
+#: values it offers (`_hedge_offers`)
+_HEDGE_WORD = re.compile(
+    r"\b(?:maybe|perhaps|possibly|alternatively|vielleicht|quizás|quizas|tal\s+vez|forse)\b"
+    r"|peut-[êe]tre|也许|或许|可能|或者|たぶん|多分|あるいは|возможно|может\s+быть"
+    r"|(?:^|(?<=[.!?;:(,]))\s*(?:or|oder|ou|или)\b(?!-)",
+    re.IGNORECASE | re.MULTILINE)
+#: number words of other languages, read only where a hedge offers a value ("Vielleicht sieben")
+_FOREIGN_NUMBER_WORDS = (
+    r"(?:zwei|drei|vier|fünf|funf|sechs|sieben|acht|neun|zehn|zwölf|zwolf|eins|zéro|deux|trois|"
+    r"quatre|cinq|sept|huit|neuf|dix|onze|douze|cero|uno|una|dos|tres|cuatro|cinco|seis|siete|"
+    r"ocho|nueve|diez|doce|tre|quattro|cinque|sei|sette|otto|nove|dieci|dois|duas|três|sete|oito|"
+    r"dez|ноль|один|одна|два|две|три|четыре|пять|шесть|семь|восемь|девять|десять)(?![\w'-])"
+    r"|[〇零一二两三四五六七八九十百千万]+")
+#: where a value stands as an answer: after a hedge word or a verb that gives a result, past
+#: fillers ("or, equivalently, six", "it's B", "which gives seven", "可能是七", "maybe 7, 8")
+_ANSWER_POSITION = (
+    r"(?:\b(?:or|otherwise|else|either|maybe|perhaps|possibly|alternatively|rather|instead|"
+    r"is|are|was|were|be|been|it's|that's|gives?|giving|gave|yields?|yielding|gets?|getting|got|"
+    r"obtains?|obtained|equals?|makes?|becomes?|vielleicht|oder|ou|quizás|quizas|forse|ist|es|"
+    r"est|c'est|é)\b|也许|或许|可能|或者|是|たぶん|多分|あるいは|возможно|или|это)"
+    r"(?:[\s,:;*]+(?:it's|it\s+is|it\s+was|that's|that\s+is|i\.e\.|(?:the\s+)?answer\s+"
+    r"(?:is|could\s+be|might\s+be|would\s+be|may\s+be)|equivalently|written(?:\s+as)?|"
+    r"expressed\s+as|as|even|just|simply|also|possibly|maybe|perhaps|rather|instead|actually|"
+    r"option|choice))*[\s,:;*]*")
+_WORD_OFFERED = re.compile(
+    _ANSWER_POSITION + r"([-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*\\?%)?|"
+    r"one(?![\w'-])(?!\s+[a-z])|(?!one\b)" + _NUMBER_WORDS + r"(?:-ish)?(?![\w'-])|"
+    + _FOREIGN_NUMBER_WORDS + r"|(?-i:\(?[A-E]\)?|[IVXLC]{2,}|[VX])(?![\w']))",
+    re.IGNORECASE | re.MULTILINE)
+#: a value right after a hedge word ("or 0.5", "(or possibly 6)", "or, equivalently,
+#: $\frac{6}{2}$", "otherwise written 0.5")
+_VALUE_AFTER_HEDGE = re.compile(
+    r"(?:[\s,:;*]+(?:it's|it\s+is|that's|that\s+is|i\.e\.|(?:the\s+)?answer\s+(?:is|could\s+be|"
+    r"might\s+be|would\s+be|may\s+be)|equivalently|written(?:\s+as)?|expressed\s+as|as|even|"
+    r"just|simply|also|possibly|maybe|perhaps|rather|instead|actually))*[\s,:;*]*"
+    r"(?:\$|\\\(|\\\[|[-+]?\d|" + _NUMBER_WORDS + r"(?![\w'-])|" + _FOREIGN_NUMBER_WORDS
+    + r"|(?-i:\(?[A-E]\)?)(?![\w']))", re.IGNORECASE)
+#: a hedge word followed only by a change of the answer ("Or its negative.", "Maybe twice that")
+_TRANSFORM_AFTER_HEDGE = re.compile(
+    r"[\s,:;]*(?:(?:its|the|their|that|this|it's|it\s+is)\s+)?(?:negative|reciprocal|opposite|"
+    r"inverse|complement|double|twice|half|triple|square|cube|other|next|previous|one\s+"
+    r"(?:more|less|fewer)(?:\s+than)?|off\s+by|plus|minus)\b(?:\s+(?:of\s+)?\w+)?\s*"
+    r"(?=[.!?;,)]|$)",
+    re.IGNORECASE | re.MULTILINE)
+#: math that names a variable (`$n$`, `$x_1$`) and no value
+_VARIABLE = re.compile(r"\s*\\?[A-Za-z](?:_\{?\w+\}?)?\s*")
+_MATH_SEGMENT = re.compile(r"\$\$(.{1,400}?)\$\$|\$([^$\n]{1,400}?)\$|\\\((.{1,400}?)\\\)"
+                           r"|\\\[(.{1,400}?)\\\]", re.DOTALL)
+#: in prose, a list of numbers ("1, 2, 3, 5, 6") names no answer; a calculation ("20 - 2 =
+#: 18", "10/66") is one, read by its conclusion
+_PROSE_LIST = re.compile(r"[-+]?\d+(?:\.\d+)?(?:,\s+[-+]?\d+(?:\.\d+)?){2,}(?:,?\s+and\s+\d+)?")
+_PROSE_CALC = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:\s*(?:[-+*/×·^=]|\\cdot|\\times)\s*"
+                         r"[-+]?\d+(?:\.\d+)?)+")
+_PROSE_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:\s*\\?%)?")
+#: a hedge followed by more text than this is refused unread (no answer needs it; it bounds
+#: the work on a hostile tail)
+_MAX_HEDGE_SCOPE = 10_000
+
+
 #: a stated answer that reads as a value (a digit, math, or a choice letter), not a verdict
 #: on one ("the answer is correct")
 _VALUE_LIKE = re.compile(
@@ -133,6 +199,9 @@ class Extraction:
 
     answers: tuple[str, ...] = ()
     reason: str | None = None
+    #: some answers were only offered after the final answer as other candidates (a second
+    #: guess, a hedge): a gold of several parts takes them as a hedge, not as more parts
+    guessed: bool = False
 
 
 class AnswerRefused(Exception):
@@ -244,34 +313,84 @@ def _after_last_box(section: str) -> int:
 
 
 def raw_answers(section: str, answer_format: str = "boxed") -> list[str]:
-    """The final answers of an answer section as written (uncleaned), in order.
+    """The final answers of an answer section as written (uncleaned), in order, with the
+    values offered after them (`_answers_and_offers`). Raises AnswerRefused."""
+    answers, offers = _answers_and_offers(section, answer_format)
+    return answers + offers
+
+
+def _answers_and_offers(section: str, answer_format: str) -> tuple[list[str], list[str]]:
+    """The final answers of an answer section as written, and the values offered after the
+    last one as other candidates (second guesses, hedges, values stated for another case).
 
     "boxed": boxes, else answer tags, else stated answers. "r1": only inside answer tags.
+    Answer tags and values stated after the last box ("the answer is 6") are answers.
     Raises AnswerRefused.
     """
     tags = answer_tags(section)
     tagged = [a for content in tags for a in (_inline(content) or [content])]
-    if answer_format == "r1":
-        if tags:  # what follows the last tag: another (unclosed) tag, "or", a value offered
-            rest = section[section.rfind(ANSWER_CLOSE) + len(ANSWER_CLOSE):]
-            if ANSWER_OPEN in rest or _OR_AFTER_BOX.match(rest, 0, 40):
-                raise AnswerRefused(HEDGED)
-            tagged += _offered_after(rest)
-        return tagged
-    boxed = boxes(section)
+    boxed = [] if answer_format == "r1" else boxes(section)
     if boxed:  # a value stated after the last box overrides it: both count (a hedge if unequal)
-        after = _after_last_box(section)
-        if _OR_AFTER_BOX.match(section, after, after + 40):
+        stated, offers = _offered_after(section[_after_last_box(section):])
+        return boxed + [t for t in tags if not _BOX.search(t)] + stated, offers
+    if tags:
+        rest = section[section.rfind(ANSWER_CLOSE) + len(ANSWER_CLOSE):]
+        if ANSWER_OPEN in rest:  # another tag opened after the last one closed
             raise AnswerRefused(HEDGED)
-        return boxed + [t for t in tags if not _BOX.search(t)] + _offered_after(section[after:])
-    if tagged:
-        return tagged
+        stated, offers = _offered_after(rest)
+        return tagged + stated, offers
+    if answer_format == "r1":
+        return [], []
     stated = stated_answers(section)
-    if stated:  # "The answer is (A). Actually, B) might also work."
-        rest = section[section.rfind(stated[-1]) + len(stated[-1]):]
-        stated += [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)] \
-            + _more_guesses(rest)
-    return stated
+    if not stated:
+        return [], []
+    # "The answer is (A). Actually, B) might also work."
+    rest = section[section.rfind(stated[-1]) + len(stated[-1]):]
+    return stated, [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)] \
+        + _more_guesses(rest) + _hedge_offers(rest)
+
+
+def _hedge_offers(rest: str) -> list[str]:
+    """The values offered from the first hedge word after the final answer to the end of the
+    section (math, numbers outside lists, and number words or option letters where an answer
+    stands), so that a hedge is judged by its values: "Alternatively, $20 - 2 = 18$" restates
+    18, "Or maybe 8" offers 8. Raises AnswerRefused(HEDGED) for "/" or a hedge word right
+    after the answer with no value after it (`\\boxed{5} or its negative`), and for a hedge
+    word followed only by a change of the answer ("Or its negative.")."""
+    tight = _OR_AFTER_BOX.match(rest, 0, 40)
+    if tight is not None:
+        if tight.group("word") is None:
+            raise AnswerRefused(HEDGED)
+        if not re.search(r"[.!?\n]", rest[:tight.start("word")]) \
+                and not _VALUE_AFTER_HEDGE.match(rest, tight.end()):
+            raise AnswerRefused(HEDGED)
+    first = _HEDGE_WORD.search(rest)
+    if first is None and tight is None:
+        return []
+    start = tight.start("word") if tight is not None else first.start()
+    scope = rest[start:]
+    if len(scope) > _MAX_HEDGE_SCOPE:
+        raise AnswerRefused(HEDGED)
+    offered: dict[str, None] = {}
+    answer_starts = set()  # where a value follows a hedge word: `$x$` there counts, digits or not
+    for hedge in _HEDGE_WORD.finditer(scope):
+        if _TRANSFORM_AFTER_HEDGE.match(scope, hedge.end()):
+            raise AnswerRefused(HEDGED)
+        value = _VALUE_AFTER_HEDGE.match(scope, hedge.end())
+        if value is not None:
+            answer_starts.add(value.end() - 1)
+    for math in _MATH_SEGMENT.finditer(scope):
+        value = next(g for g in math.groups() if g is not None)
+        if math.start() in answer_starts or not _VARIABLE.fullmatch(value):
+            offered[value] = None
+    prose = _MATH_SEGMENT.sub(" ", scope)
+    offered.update(dict.fromkeys(m.group(1) for m in _WORD_OFFERED.finditer(prose)))
+    prose = _PROSE_LIST.sub(" ", prose)
+    offered.update(dict.fromkeys(m.group() for m in _PROSE_CALC.finditer(prose)))
+    offered.update(dict.fromkeys(m.group() for m in _PROSE_NUMBER.finditer(_PROSE_CALC.sub(" ", prose))))
+    if len(offered) > MAX_ANSWERS:
+        raise AnswerRefused(HEDGED)
+    return list(offered)
 
 
 def _more_guesses(text: str) -> list[str]:
@@ -279,24 +398,27 @@ def _more_guesses(text: str) -> list[str]:
     return [value for m in _MORE_GUESSES.finditer(text) for value in m.groups() if value]
 
 
-def _offered_after(rest: str) -> list[str]:
-    """Values stated or offered after the final answer (the last box or answer tag): each
-    counts beside it (a hedge when one differs)."""
+def _offered_after(rest: str) -> tuple[list[str], list[str]]:
+    """Values stated (`stated_answers`) and values offered (second guesses, hedges) after the
+    final answer (the last box or answer tag): each counts beside it (a hedge when one
+    differs)."""
     line = rest.split("\n\n", 1)[0][:400]  # the answer's paragraph: "(if\nnot, 8)" wraps
     offered = [next(g for g in m.groups() if g) for pattern in (_ELSE_VALUE_AFTER_BOX, _SECOND_GUESS)
                for m in pattern.finditer(line)] + [m.group(1) for m in _WOULD_BE.finditer(rest)] \
         + _more_guesses(rest)
-    return [a for a in stated_answers(rest) + offered if _VALUE_LIKE.search(a) and not _BOX.search(a)]
+    offered = [a for a in offered if _VALUE_LIKE.search(a) and not _BOX.search(a)]
+    stated = [a for a in stated_answers(rest) if _VALUE_LIKE.search(a) and not _BOX.search(a)]
+    return stated, offered + _hedge_offers(rest)
 
 
 def read_answers(section: str, answer_format: str = "boxed") -> Extraction:
     """The distinct cleaned final answers of an answer section, or why none is usable."""
     try:
-        raw = raw_answers(section, answer_format)
+        answers_written, offers = _answers_and_offers(section, answer_format)
     except AnswerRefused as refused:
         return Extraction(reason=refused.reason)
-    answers, seen = [], set()
-    for item in raw:
+    answers, seen, guessed = [], set(), False
+    for i, item in enumerate(answers_written + offers):
         if len(item) > MAX_ANSWER_CHARS:
             return Extraction(reason=TOO_LONG)
         try:
@@ -307,11 +429,12 @@ def read_answers(section: str, answer_format: str = "boxed") -> Extraction:
         if key and key not in seen:
             seen.add(key)
             answers.append(text)
-    if not answers:
-        return Extraction(reason=NO_ANSWER)
+            guessed = guessed or i >= len(answers_written)
+    if not answers or (guessed and not any(clean(a).strip() for a in answers_written)):
+        return Extraction(reason=NO_ANSWER)  # `\\boxed{}. Or maybe 7.` answers nothing
     if len(answers) > MAX_ANSWERS:
         return Extraction(reason=HEDGED)
-    return Extraction(answers=tuple(answers))
+    return Extraction(answers=tuple(answers), guessed=guessed)
 
 
 def extract(completion: str, answer_format: str = "boxed") -> Extraction:

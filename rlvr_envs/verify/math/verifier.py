@@ -49,6 +49,7 @@ from rlvr_envs.verify.math.question import answered_side, ignores_question, in_q
 from rlvr_envs.verify.math.verdict import (
     CORRECT,
     ERROR,
+    HEDGED,
     MATH_REASONS,
     MAX_ANSWER_CHARS,
     MAX_COMPLETION_CHARS,
@@ -250,6 +251,8 @@ def _read(completion: str, gold: str, answer_format: str, max_completion_chars: 
         return MathVerdict(False, found.reason)
     found_answers = [iso_interval(closed_choice(a)) for a in found.answers]
     extracted = ", ".join(found.answers)
+    if found.guessed and gold_shape(gold).multipart:  # `\\boxed{1}. Maybe -3.` for `1, -3`
+        return MathVerdict(False, HEDGED, extracted)
     if any(nesting_depth(a) > MAX_NESTING for a in found_answers):
         return MathVerdict(False, TOO_LONG, extracted[:MAX_ANSWER_CHARS])
     if _has_tricks(extracted) or not all(balanced(a) for a in found_answers):

@@ -204,3 +204,76 @@ def test_what_the_question_asks_round_6(question, boxed, gold, correct):
 ])
 def test_both_bounds_on_either_side(boxed, gold):
     assert verify_math(f"So the answer is $\\boxed{{{boxed}}}$.", gold).correct
+
+
+# After the final answer a hedge word is judged by the values it offers, not by the word:
+# another method reaching the same value pays, another value (in digits, words, another
+# language, an option letter, a change of the answer) stays 0.
+@pytest.mark.parametrize("tail", [
+    "The answer is $\\boxed{5}$. Alternatively, one can count the complement, which also gives 5.",
+    "The answer is $\\boxed{5}$. Or, equivalently, $\\frac{10}{2}$.",
+    "The answer is $\\boxed{5}$. Alternatively, subtract first: $15 - 10 = 5$.",
+    "The answer is $\\boxed{5}$. Perhaps the intended answer is 5, though.",
+    "The answer is $\\boxed{5}$. (or 5)",
+    "The answer is $\\boxed{5}$, or five.",
+    "The answer is $\\boxed{5}$ (or equivalently $\\frac{15}{3}$)",
+    "The answer is $\\boxed{5}$. Maybe it's easier to see by listing: 1, 2, 3, 4, 5, which is 5 numbers.",
+    "The answer is 5. Alternatively, $10/2 = 5$.",
+])
+def test_an_explanation_after_a_hedge_word_that_keeps_the_value_pays(tail):
+    assert verify_math(WORK + tail, "5").correct
+
+
+@pytest.mark.parametrize("tail", [
+    "\\boxed{5}. Alternatively, one can count the complement, which gives 7.",
+    "\\boxed{5}. Alternatively, count the complement.\n\nThis gives 7.",
+    "\\boxed{5}. I am fairly sure. Or 6.",
+    "\\boxed{5}. Maybe 6, 7, 8.",
+    "\\boxed{5}. Alternatively 5. Or 6.",
+    "\\boxed{5}. Maybe I miscounted: 6 apples.",
+    "\\boxed{5}. Maybe not, and 6 instead.",
+    "\\boxed{5}. Or, equivalently, $3 + 2 = 6$.",
+    "\\boxed{5}. Alternatively, $n = 6$.",
+    "\\boxed{5}. Alternatively, the answer is six.",
+    "\\boxed{5}. Or maybe five-ish.",
+    "\\boxed{5}. Alternatively, the count is $\\text{six}$.",
+    "\\boxed{5}. Vielleicht sechs.",
+    "\\boxed{5}. Alternatively, the answer is sieben.",
+    "\\boxed{5}. Peut-être six.",
+    "\\boxed{5}. Quizás seis.",
+    "\\boxed{5}. 或者是六。",
+    "\\boxed{5}. Или шесть.",
+    "\\boxed{5}. Perhaps VI.",
+    "\\boxed{5}. Alternatively, (B).",
+    "\\boxed{5}. Or maybe B.",
+    "\\boxed{5}. Or its negative.",
+    "\\boxed{5}. Or perhaps twice that.",
+    "\\boxed{5}. Alternatively, one more than that.",
+    "\\boxed{5} or the other root",
+    "\\boxed{5} (or possibly 6)",
+    "$\\boxed{5}$ / $5$",
+    "\\boxed{} Or maybe 5.",
+    "The answer is 5. Alternatively, 6.",
+    "#### 5\nAlternatively 6",
+    "<answer>5</answer> or 6",
+])
+def test_another_value_after_a_hedge_word_stays_0(tail):
+    assert not verify_math(WORK + tail, "5").correct
+
+
+@pytest.mark.parametrize("completion,gold", [
+    ("\\boxed{1}. Alternatively, $-3$.", "1, -3"),
+    ("\\boxed{1}. It could also be -3", "\\{1, -3\\}"),
+    ("\\boxed{C}. Alternatively, (D).", "C"),
+    ("\\boxed{\\text{(C)}}. Alternatively, option D.", "\\text{(C)}"),
+])
+def test_a_second_guess_is_no_part_of_a_gold_of_several_parts(completion, gold):
+    assert not verify_math(completion, gold).correct
+
+
+def test_an_answer_tag_after_a_hedge_word_in_the_r1_format():
+    think = "<think>\n" + WORK + "</think>\n"
+    assert verify_math(think + "<answer>5</answer>\nAlternatively, $15/3 = 5$.", "5",
+                       answer_format="r1").correct
+    assert not verify_math(think + "<answer>5</answer>\nAlternatively, 6.", "5",
+                           answer_format="r1").correct
