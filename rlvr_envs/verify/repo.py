@@ -35,179 +35,12 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Sequence
 
-#: `python -s -c PYTEST_BOOT <pytest args>`; environment: RLVR_IMPORT_ROOTS (os.pathsep-joined)
-PYTEST_BOOT = r'''
-import os, sys
-_key = bytes.fromhex(sys.stdin.readline().strip())
-_null = os.open(os.devnull, os.O_RDONLY)
-os.dup2(_null, 0)
-os.close(_null)
-_out = os.dup(1)
-os.set_inheritable(_out, False)
-os.dup2(2, 1)
-_cwd = os.getcwd()
-sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
-_roots = [r for r in os.environ.pop("RLVR_IMPORT_ROOTS", "").split(os.pathsep) if r]
-_conftests = set()  # the tree's conftest files before any of its code runs
-for _dir, _dirs, _files in os.walk(_cwd):
-    _dirs[:] = [d for d in _dirs if d != ".git"]
-    if "conftest.py" in _files:
-        _conftests.add(os.path.realpath(os.path.join(_dir, "conftest.py")))
-import pytest, types
-import importlib, _pytest.config
-
-_OURS = ("_pytest", "pytest", "pluggy")
-
-def _ours(name):
-    return isinstance(name, str) and name.split(".")[0] in _OURS
-
-def _code(value):
-    """The code object behind a function, a classmethod/staticmethod or a property's getter
-    (replacing `__code__` changes what runs without changing the function's identity)."""
-    if isinstance(value, property):
-        value = value.fget
-    elif isinstance(value, (classmethod, staticmethod, types.MethodType)):
-        value = value.__func__  # no getattr on anything else: pytest.mark makes a mark of it
-    return value.__code__ if isinstance(value, types.FunctionType) else None
-
-def _snapshot():
-    """Everything of pytest and pluggy that could make a verdict, as it is when collection
-    starts (before any code of the repository runs): every function of their modules (the default plugins imported first)
-    and every function-valued attribute of their classes, compared by identity and by the
-    identity of its code before every record, and each class's set of attribute names (a
-    method added where none was, such as `__bool__`, counts too)."""
-    for name in _pytest.config.default_plugins:
-        try:
-            importlib.import_module("_pytest." + name)
-        except ImportError:
-            pass
-    functions, classes, seen = [], [], set()
-    for module_name, module in sorted(sys.modules.items()):
-        if not _ours(module_name) or module is None:
-            continue
-        for name, value in list(vars(module).items()):
-            if isinstance(value, type) and _ours(value.__module__) and id(value) not in seen:
-                seen.add(id(value))
-                classes.append((value, frozenset(vars(value))))
-                for attr, member in list(vars(value).items()):
-                    if _code(member) is not None:
-                        functions.append((value.__qualname__ + "." + attr, value, attr, member,
-                                          _code(member)))
-            elif _code(value) is not None and not isinstance(value, type):
-                functions.append((module_name + "." + name, module, name, value, _code(value)))
-    return functions, classes
-
-def _plugin(fd, key):
-    import hashlib, hmac, json
-    seq = [0]
-    functions, classes = [], []  # filled when collection starts (`Report.pytest_collection`)
-    plugins = {}  # id -> plugin object, registered before any test module was imported
-
-    def allowed_late(plugin, manager):
-        """A plugin registered after collection began that pytest itself would register: a
-        conftest module that was in the tree before any of the tree's code ran (library code
-        that writes one where pytest looks later must not get a plugin in), or a module a
-        conftest names in `pytest_plugins`."""
-        if not isinstance(plugin, types.ModuleType):
-            return False
-        path = getattr(plugin, "__file__", "") or ""
-        if os.path.basename(path) == "conftest.py":
-            return os.path.realpath(path) in _conftests
-        return any(plugin.__name__ in (getattr(p, "pytest_plugins", ()) or ())
-                   for p in manager.get_plugins() if isinstance(p, types.ModuleType))
-
-    def foreign_hookimpl(manager):
-        for caller in list(vars(manager.hook).values()):
-            if getattr(caller, "_hookexec", None) != manager._hookexec:
-                return "HookCaller._hookexec of " + str(getattr(caller, "name", "?"))
-            for impl in caller.get_hookimpls():
-                if not manager.is_registered(impl.plugin) or getattr(
-                        impl.plugin, getattr(impl.function, "__name__", ""), None) != impl.function:
-                    return "hook implementation " + str(getattr(impl, "plugin_name", "?"))
-        return None
-
-    def replaced():
-        for name, owner, attr, value, code in functions:
-            now = vars(owner).get(attr)
-            if now is not value or _code(now) is not code:
-                return name
-        for cls, names in classes:
-            if len(vars(cls)) != len(names):  # a method added (data such as flags is not)
-                added = [k for k in list(vars(cls)) if k not in names]
-                if any(_code(vars(cls).get(k)) is not None for k in added):
-                    return cls.__qualname__ + "." + added[0]
-        manager = plugins.get("manager")
-        if manager is not None:  # what imported code may have added to the hook machinery
-            if getattr(manager, "_inner_hookexec", None) is not plugins.get("hookexec"):
-                return "PluginManager._inner_hookexec"
-            for plugin in manager.get_plugins():
-                if id(plugin) not in plugins and not allowed_late(plugin, manager):
-                    return "plugin " + type(plugin).__name__
-            return foreign_hookimpl(manager)
-        return None
-
-    def emit(record):
-        seq[0] += 1
-        record["n"] = seq[0]
-        line = json.dumps(record, sort_keys=True)
-        mac = hmac.new(key, line.encode(), hashlib.sha256).hexdigest()
-        data = (line + "\t" + mac + "\n").encode()
-        while data:
-            data = data[os.write(fd, data):]
-
-    class Report:
-        @pytest.hookimpl(tryfirst=True)
-        def pytest_collection(self, session):
-            # pytest's own plugins have configured (some add methods to pytest's classes);
-            # no test module and so no library code has been imported yet
-            found_functions, found_classes = _snapshot()
-            functions.extend(found_functions)
-            classes.extend(found_classes)
-            manager = session.config.pluginmanager
-            plugins.update((id(p), p) for p in manager.get_plugins())
-            plugins["manager"] = manager
-            plugins["hookexec"] = getattr(manager, "_inner_hookexec", None)
-
-        def pytest_runtest_logreport(self, report):
-            name = replaced()
-            if name is not None:  # code of the repository replaced how verdicts are made
-                emit({"tampered": name})
-            outcome = report.outcome
-            if hasattr(report, "wasxfail"):
-                outcome = "xfailed" if report.skipped else "xpassed"
-            record = {"id": report.nodeid, "when": report.when, "outcome": outcome}
-            if report.failed:
-                crash = getattr(report.longrepr, "reprcrash", None)
-                record["message"] = str(getattr(crash, "message", "") or "")[:300]
-                try:  # the test's own failing line (what it called), for problem statements
-                    first = report.longrepr.reprtraceback.reprentries[0]
-                    record["source"] = next(line[1:].strip() for line in first.lines
-                                            if line.startswith(">"))[:300]
-                except Exception:
-                    pass
-            emit(record)
-
-        def pytest_deselected(self, items):
-            for item in items:
-                emit({"id": item.nodeid, "when": "deselected", "outcome": "deselected"})
-
-        def pytest_sessionfinish(self, session, exitstatus):
-            name = replaced()
-            if name is not None:
-                emit({"tampered": name})
-            emit({"exitstatus": int(exitstatus)})
-
-    return Report()
-
-_site = next((i for i, p in enumerate(sys.path)
-              if p.rstrip("/").endswith(("site-packages", "dist-packages"))), len(sys.path))
-sys.path[_site:_site] = _roots
-_report = _plugin(_out, _key)
-del _key, _out
-raise SystemExit(pytest.main(sys.argv[1:], plugins=[_report]))
-'''
+#: `python -s -c PYTEST_BOOT <pytest args>`, the key on stdin as hex and a newline;
+#: environment: RLVR_IMPORT_ROOTS (os.pathsep-joined)
+PYTEST_BOOT = (Path(__file__).with_name("repo_boot.py")).read_text(encoding="utf-8")
 
 
 @dataclass
@@ -270,6 +103,10 @@ def read_stream(stdout: str, key: bytes) -> StreamReport:
                 report.exitstatus = record["exitstatus"]
             continue
         phases = report.tests.setdefault(str(record.get("id")), {})
+        if record.get("when") == "subtest":  # a passing subtest says nothing of its test
+            if record.get("outcome") != "passed":
+                phases.setdefault("subtest", str(record.get("outcome")))
+            continue
         phases.setdefault(str(record.get("when")), str(record.get("outcome")))
         for extra in ("message", "source"):
             if record.get(extra) and extra not in phases:
@@ -285,6 +122,8 @@ def outcome_of(phases: dict[str, str] | None) -> str:
     if "deselected" in phases:
         return "deselected"
     phases = {k: v for k, v in phases.items() if k not in ("message", "source")}
+    if "subtest" in phases:
+        return f"subtest_{phases['subtest']}"
     for when in ("setup", "call", "teardown"):
         outcome = phases.get(when)
         if outcome is None:

@@ -24,9 +24,15 @@ every construct below that occurs more often after the change than before it:
   other is other`), or one assigned anything but a lambda that does (`__eq__ =
   partial(is_not, None)`)
 - walks of the class graph and code swaps: `__subclasses__` (reaches pytest's classes from
-  `object` without an import), `__code__`, `__globals__`, and every name above also as a
-  string (`vars(gc)["get_objects"]`, `attrgetter("f_back.f_locals")`); a dunder assigned on
-  another object (`SomeClass.__bool__ = ...`); pluggy's `pytest_impl` marker
+  `object` without an import), `__code__`, `__globals__`; reads into a function's insides
+  (`__closure__`, `cell_contents`, `co_consts`, `co_freevars`, `co_cellvars`); the import
+  machinery's hooks (`meta_path`, `path_hooks`, `path_importer_cache`: pytest's assertion
+  rewriter sits there with its live `Config`); every name above also as a string
+  (`vars(gc)["get_objects"]`, `attrgetter("f_back.f_locals")`), also one the code builds
+  from constants (`"__co" + "de__"`, `"".join(...)`, an f-string, a reversed slice); a
+  dunder assigned on another object (`SomeClass.__bool__ = ...`, `setattr(cls, "__eq__",
+  ...)`); a comparison method put in a class namespace as a dict entry (`type("R", (),
+  {"__eq__": ...})`); pluggy's `pytest_impl` marker
 - `ctypes`, and dynamic code (`exec`, `eval`, `compile`, `__import__` / `import_module` of a
   computed name), which could hide any of the above
 - code loading from elsewhere: `runpy`, `pickle`/`marshal`/`shelve`, `importlib`, `pkgutil`
@@ -77,6 +83,10 @@ _MODULE_FLAGS = {"atexit": "atexit", "ctypes": "ctypes", "builtins": "builtins_i
 _ATTR_FLAGS.update(dict.fromkeys(("walk_stack", "walk_tb", "getargvalues", "getmodule",
                                   "gi_frame", "cr_frame", "ag_frame", "addaudithook",
                                   "__self__"), "frame_inspection"))
+_ATTR_FLAGS.update(dict.fromkeys(("__closure__", "cell_contents", "co_consts", "co_freevars",
+                                  "co_cellvars"), "closure_access"))
+_ATTR_FLAGS.update(dict.fromkeys(("meta_path", "path_hooks", "path_importer_cache"),
+                                 "import_hooks"))
 _ATTR_FLAGS.update(dict.fromkeys(("CodeType", "FunctionType", "resolve_name", "run_path",
                                   "run_module", "spec_from_file_location", "exec_module",
                                   "SourceFileLoader"), "code_loading"))
@@ -89,6 +99,8 @@ _RISKY_WORD = re.compile(rb"\b(?:import|exec|eval|compile|gc|sys|pytest|_pytest|
                          rb"__subclasses__|__code__|__globals__|__builtins__|atexit|ctypes|"
                          rb"_exit|getattr|setattr)\b")
 _DYNAMIC = frozenset({"exec", "eval", "compile"})
+#: the expressions a string can be built from constants with (`_static_string`)
+_STRING_NODES = (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call, ast.Subscript)
 
 
 @dataclass(frozen=True)
@@ -113,6 +125,52 @@ def _sys_names(tree: ast.AST) -> frozenset[str]:
     return frozenset({"sys"} | {alias.asname or alias.name for node in ast.walk(tree)
                                 if isinstance(node, ast.Import) for alias in node.names
                                 if alias.name == "sys"})
+
+
+def _static_string(node: ast.AST, depth: int = 0) -> str | None:
+    """The value of a string expression built from constants only (`"__co" + "de__"`,
+    `"_".join(["a", "b"])`, `f"{'__co'}de__"`, `"__edoc__"[::-1]`, `"_" * 2`), or None."""
+    if depth > 20:
+        return None
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _static_string(node.left, depth + 1), _static_string(node.right, depth + 1)
+        return None if left is None or right is None else (left + right)[:1000]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        text = _static_string(node.left, depth + 1)
+        count = node.right.value if isinstance(node.right, ast.Constant) else None
+        if text is not None and isinstance(count, int) and 0 <= count * len(text) <= 1000:
+            return text * count
+        return None
+    if isinstance(node, ast.JoinedStr):
+        parts = [_static_string(v.value if isinstance(v, ast.FormattedValue) else v, depth + 1)
+                 for v in node.values]
+        return None if None in parts else "".join(parts)[:1000]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "join" and len(node.args) == 1 and \
+            isinstance(node.args[0], (ast.List, ast.Tuple)):
+        sep = _static_string(node.func.value, depth + 1)
+        parts = [_static_string(e, depth + 1) for e in node.args[0].elts]
+        return None if sep is None or None in parts else sep.join(parts)[:1000]
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        text = _static_string(node.value, depth + 1)
+        bounds = [_static_int(b) for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+        if text is not None and "bad" not in bounds and bounds[2] != 0:
+            return text[slice(*bounds)]
+    return None
+
+
+def _static_int(node: ast.AST | None) -> int | None | str:
+    """A slice bound: None when absent, an int constant (`-1` too), else "bad"."""
+    if node is None:
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _static_int(node.operand)
+        return -value if isinstance(value, int) else "bad"
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return "bad"
 
 
 def _names_pytest(text: str) -> bool:
@@ -185,6 +243,13 @@ def constructs(source: str | bytes) -> list[tuple[str, int]]:
     sys_names = _sys_names(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
+        text = _static_string(node) if isinstance(node, _STRING_NODES) else None
+        if text is not None:  # vars(gc)["get_objects"], attrgetter("f_back"), "__co" + "de__"
+            if _names_pytest(text):
+                found.append(("imports_pytest", line))
+            named = [_ATTR_FLAGS[p] for p in text.split(".") if p in _ATTR_FLAGS]
+            if named:
+                found.append((named[0], line))
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) \
                 else [node.module or ""]
@@ -217,12 +282,11 @@ def constructs(source: str | bytes) -> list[tuple[str, int]]:
                 found.append(("atexit", line))
         elif isinstance(node, ast.Name) and node.id == "__builtins__":
             found.append(("builtins_patching", line))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if _names_pytest(node.value):
-                found.append(("imports_pytest", line))
-            named = [_ATTR_FLAGS[p] for p in node.value.split(".") if p in _ATTR_FLAGS]
-            if named:  # vars(gc)["get_objects"], attrgetter("f_back.f_locals")
-                found.append((named[0], line))
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value in _COMPARISONS and not (
+                        isinstance(value, ast.Lambda) and not _ignores_operand(value)):
+                    found.append(("constant_eq", line))  # type("R", (), {"__eq__": ...})
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
@@ -249,9 +313,10 @@ def constructs(source: str | bytes) -> list[tuple[str, int]]:
                 func.attr if isinstance(func, ast.Attribute) else ""
             first = node.args[0] if node.args else None
             second = node.args[1] if len(node.args) > 1 else None
-            if name in ("getattr", "setattr", "delattr", "hasattr") and \
-                    isinstance(second, ast.Constant) and second.value in _ATTR_FLAGS:
-                found.append((_ATTR_FLAGS[second.value], line))
+            if name == "setattr" and isinstance(second, ast.Constant) and \
+                    isinstance(second.value, str) and second.value.startswith("__") and \
+                    second.value.endswith("__") and second.value not in _METADATA:
+                found.append(("dunder_patching", line))  # setattr(cls, "__eq__", ...)
             if name in _DYNAMIC and isinstance(func, ast.Name):
                 found.append(("dynamic_code", line))
             elif name == "vars" and isinstance(func, ast.Name) and isinstance(first, ast.Name) \

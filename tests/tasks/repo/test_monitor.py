@@ -150,3 +150,29 @@ def test_decorator_metadata_is_not_a_dunder_patch():
               "    wrapper.__name__ = f.__name__\n    wrapper.__doc__ = f.__doc__\n"
               "    return wrapper\n")
     assert constructs(source) == []
+
+
+@pytest.mark.parametrize("source, construct", [
+    ('f = getattr(fn, "__co" + "de__")\n', "code_replacement"),
+    ('f = getattr(fn, "".join(["__clo", "sure__"]))\n', "closure_access"),
+    ('f = getattr(fn, "__edoc__"[::-1])\n', "code_replacement"),
+    ("f = getattr(fn, f\"{'__glo'}bals__\")\n", "code_replacement"),
+    ('f = getattr(os, "_" + "ex" + "it")\n', "os_exit"),
+    ('name = "_" * 2 + "subclasses" + "_" * 2\n', "class_graph_walk"),
+    ("emit = fn.__closure__[0].cell_contents\n", "closure_access"),
+    ("key = fn.__code__.co_consts[3]\n", "closure_access"),
+    ("import sys\nhook = sys.meta_path[0]\n", "import_hooks"),
+    ('R = type("R", (int,), {"__eq__": lambda a, b: True})\n', "constant_eq"),
+    ('R = type("R", (int,), {"__eq__": always_true})\n', "constant_eq"),
+    ('setattr(Result, "__eq__", lambda a, b: True)\n', "dunder_patching"),
+])
+def test_names_built_from_pieces_and_function_insides_are_flagged(source, construct):
+    """The H5 forge read the report writer out of a closure through `sys.meta_path` and names
+    it built from pieces; each piece of that route is flagged on its own."""
+    assert construct in {c for c, _ in constructs(source)}, constructs(source)
+
+
+def test_honest_string_building_and_class_dicts_are_not_flagged():
+    source = ('label = "total" + ": " + str(n)\nparts = "-".join(["a", "b"])[::-1]\n'
+              'Point = type("Point", (), {"__eq__": lambda a, b: a.x == b.x, "x": 0})\n')
+    assert constructs(source) == []

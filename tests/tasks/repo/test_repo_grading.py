@@ -112,3 +112,65 @@ def test_a_graded_run_that_fills_the_disk_is_killed(repo_sandbox, tmp_path):
     verdict, _ = run_tests(repo_sandbox, tree, ["tests/test_fill.py::test_ok"], {},
                            timeout=120, disk_budget_mb=512)
     assert verdict.reason == "correct", verdict
+
+
+def numbered(records, key=KEY):
+    """A stream of the given records, numbered and MAC'd in order."""
+    lines = []
+    for n, record in enumerate(records, 1):
+        body = json.dumps({**record, "n": n})
+        lines.append(body + "\t" + hmac.new(key, body.encode(), hashlib.sha256).hexdigest())
+    return "\n".join(lines) + "\n"
+
+
+def test_a_failed_subtest_fails_its_test_whatever_passed_first():
+    """unittest's `subTest` and pytest's subtests report each subtest under the test's id
+    before the test's own call (which passes): a passing subtest changes nothing, a failed
+    one fails the test."""
+    test = "t.py::T::test_values"
+    phases = [{"id": test, "when": "setup", "outcome": "passed"},
+              {"id": test, "when": "subtest", "outcome": "passed"},
+              {"id": test, "when": "subtest", "outcome": "failed"},
+              {"id": test, "when": "call", "outcome": "passed"},
+              {"id": test, "when": "teardown", "outcome": "passed"}, {"exitstatus": 1}]
+    verdict = read_report(numbered(phases), 1, [test])
+    assert verdict.failed == {test: "subtest_failed"}
+    clean = [p for p in phases if p.get("outcome") != "failed"][:-1] + [{"exitstatus": 0}]
+    assert read_report(numbered(clean), 0, [test]).all_passed
+
+
+SUBTESTS = '''import doctest, sys, unittest
+
+
+class T(unittest.TestCase):
+    def test_values(self):
+        for value in (1, 2, 3):
+            with self.subTest(value=value):
+                self.assertNotEqual(value, 2)
+
+
+def double(x):
+    """
+    >>> double(2)
+    4
+    """
+    return 2 * x
+
+
+def test_doctest_clears_the_tracer():
+    assert doctest.testmod(sys.modules[__name__]).failed == 0
+'''
+
+
+def test_graded_runs_see_subtests_and_let_doctest_clear_the_tracer(repo_sandbox, tmp_path):
+    """Through the real boot program: a unittest subTest that fails after one that passed
+    fails its test; doctest (which calls `sys.settrace(None)`) runs."""
+    from rlvr_envs.tasks.repo.grading import run_tests
+    tree = tmp_path / "repo"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_sub.py").write_text(SUBTESTS)
+    ids = ["tests/test_sub.py::T::test_values", "tests/test_sub.py::test_doctest_clears_the_tracer"]
+    verdict, _ = run_tests(repo_sandbox, tree, ids, {}, timeout=120)
+    assert verdict.failed == {ids[0]: "subtest_failed"}, verdict
+    assert verdict.passed == [ids[1]]
+    assert verdict.reason == "tests_failed"
