@@ -15,7 +15,8 @@ reach before any of it is imported:
 - an audit hook, added when pytest registers the plugin (before any conftest runs), refuses
   to hand out that code (`__code__`, a frame's `f_code`) and the other ways to the key or to
   a running frame: `gc` walks, a tracer or profiler (`sys.settrace` is a guard that lets
-  `None` through), a new audit hook, setting a function's `__code__`, `ctypes` calls, raw
+  `None` through), a new audit hook, setting a sealed function's `__code__` (pytest's own are
+  watched by `replaced`, a test's by `intact`), `ctypes` calls, raw
   memory under /proc, and imports of ctypes and the test C modules. A refusal raises and
   voids the stream (a line with no MAC); a refused import raises ImportError and voids
   nothing. The hook and the guards are sealed too, but their code holds nothing to hide
@@ -264,9 +265,10 @@ def audit(event, args):
         elif args[1] == "f_code":
             refuse = type_(args[0]) is "@frame_type" and args[0].f_globals is "@sealed"
     elif event == "object.__setattr__":
-        if type_(args[0]) is "@function_type":
-            refuse = args[1] == "__code__" or args[0].__globals__ is "@sealed" and (
-                args[1] == "__defaults__" or args[1] == "__kwdefaults__")
+        if type_(args[0]) is "@function_type" and (args[0].__globals__ is "@sealed" or
+                                                  args[0].__globals__ is "@visible"):
+            refuse = args[1] == "__code__" or args[1] == "__defaults__" or \
+                args[1] == "__kwdefaults__"
     elif event == "sys.settrace" or event == "sys.setprofile":
         code = "@getframe"(1).f_code
         refuse = not (code is "@settrace_code" or code is "@setprofile_code") or \
@@ -535,7 +537,7 @@ def _build(key, out, source):
     values = {
         "key": key, "out": out, "state": {"n": 0, "open": True, "armed": False},
         "baseline": {}, "baseline_plugins": {}, "items": {}, "missing": object(),
-        "sealed": _SEALED, "conftests": frozenset(_conftests),
+        "sealed": _SEALED, "visible": _VISIBLE, "conftests": frozenset(_conftests),
         "pluggy_codes": {id(code): code for code in _pluggy_codes()},
         "refused_events": frozenset({"sys.addaudithook", "gc.get_objects", "gc.get_referrers",
                                      "gc.get_referents"}),

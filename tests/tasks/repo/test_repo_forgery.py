@@ -109,6 +109,12 @@ def _attack(item):
         if "associative" in _other.name:
             _other._obj = lambda: None
 ''',
+    "test_code_swapped": '''
+def _attack(item):
+    for _other in list(item.session.items):
+        if "associative" in _other.name:
+            _other._obj.__code__ = (lambda: None).__code__
+''',
     "runtest_hidden": '''
 def _attack(item):
     for _other in list(item.session.items):

@@ -139,7 +139,7 @@ def test_a_failed_subtest_fails_its_test_whatever_passed_first():
     assert read_report(numbered(clean), 0, [test]).all_passed
 
 
-SUBTESTS = '''import doctest, sys, unittest
+SUBTESTS = '''import asyncio, doctest, sys, unittest  # asyncio: types.coroutine sets __code__
 
 
 class T(unittest.TestCase):
