@@ -80,15 +80,14 @@ for _name in [n for n in sys.modules if n.split(".")[0] in ("ctypes", "_ctypes")
 import _hashlib
 import _json
 import dis
+import functools
 import importlib
 import posix
 import types
 import warnings
 
-import _pytest.assertion.rewrite
 import _pytest.config
 import _pytest.main
-import _pytest.nodes
 import _pytest.reports
 import _pytest.runner
 import pluggy
@@ -101,18 +100,9 @@ def _ours(name):
     return isinstance(name, str) and name.split(".")[0] in _OURS
 
 
-def _code(value):
-    """The code object behind a function, a classmethod/staticmethod or a property's getter
-    (replacing `__code__` changes what runs without changing the function's identity)."""
-    if isinstance(value, property):
-        value = value.fget
-    elif isinstance(value, (classmethod, staticmethod, types.MethodType)):
-        value = value.__func__  # no getattr on anything else: pytest.mark makes a mark of it
-    return value.__code__ if isinstance(value, types.FunctionType) else None
-
-
-def _snapshot():
-    """What of pytest and pluggy makes a verdict, as it is now: every function of their modules
+def _snapshot(code_of):
+    """What of pytest and pluggy makes a verdict, as it is now (`code_of`: the sealed
+    function that reads the code behind a function, method or property): every function of their modules
     (the default plugins imported first) with its code, every class bound in them, every
     descriptor of their classes (methods, properties, slots) with its code where it has one;
     each class with the set of its attribute names; the directories their code lives in."""
@@ -137,13 +127,13 @@ def _snapshot():
                 for attr, member in list(vars(value).items()):
                     if hasattr(type(member), "__get__"):
                         watched.append((value.__qualname__ + "." + attr, value, attr, member,
-                                        _code(member)))
-            elif _code(value) is not None:
-                watched.append((module_name + "." + name, module, name, value, _code(value)))
+                                        code_of(member)))
+            elif code_of(value) is not None:
+                watched.append((module_name + "." + name, module, name, value, code_of(value)))
     return tuple(watched), tuple(classes), tuple(sorted(homes, key=len))
 
 
-def _pluggy_codes():
+def _pluggy_codes(code_of):
     """The code of every function and method of pluggy: the frames a hook call runs through."""
     codes = set()
     for module_name, module in list(sys.modules.items()):
@@ -152,8 +142,8 @@ def _pluggy_codes():
         for value in list(vars(module).values()):
             members = list(vars(value).values()) if isinstance(value, type) else [value]
             for member in members:
-                if _code(member) is not None:
-                    codes.add(_code(member))
+                if code_of(member) is not None:
+                    codes.add(code_of(member))
     return frozenset(codes)
 
 
@@ -538,7 +528,6 @@ def _build(key, out, source):
         "key": key, "out": out, "state": {"n": 0, "open": True, "armed": False},
         "baseline": {}, "baseline_plugins": {}, "items": {}, "missing": object(),
         "sealed": _SEALED, "visible": _VISIBLE, "conftests": frozenset(_conftests),
-        "pluggy_codes": {id(code): code for code in _pluggy_codes()},
         "refused_events": frozenset({"sys.addaudithook", "gc.get_objects", "gc.get_referrers",
                                      "gc.get_referents"}),
         "refused_imports": frozenset({"ctypes", "_ctypes", "_testcapi", "_testinternalcapi",
@@ -562,13 +551,14 @@ def _build(key, out, source):
         "perform_collect_code": _pytest.main.Session.perform_collect.__code__,
         "wrap_session_code": _pytest.main.wrap_session.__code__,
         "call_and_report_code": _pytest.runner.call_and_report.__code__,
-        "snapshot": _snapshot,
     }
     for name in ("resolved", "settrace", "setprofile"):  # nothing to hide in their code
         values[name] = _seal(namespace[name], values, _VISIBLE)
         values[name + "_code"] = values[name].__code__
     for name in ("code_of", "void", "emit"):
         values[name] = _seal(namespace[name], values)
+    values["pluggy_codes"] = {id(code): code for code in _pluggy_codes(values["code_of"])}
+    values["snapshot"] = functools.partial(_snapshot, values["code_of"])
     values["audit"] = _seal(namespace["audit"], values, _VISIBLE)
     for name in ("called_by", "allowed_late", "replaced", "intact", "describe"):
         values[name] = _seal(namespace[name], values)  # each may use those sealed before it
@@ -576,7 +566,6 @@ def _build(key, out, source):
              if name.startswith("pytest_")}
     for name in ("pytest_collection", "pytest_runtest_logreport"):
         pytest.hookimpl(tryfirst=True)(hooks[name])
-    globals()["_code"] = values["code_of"]  # `_snapshot` reads code as the checks do
     return type("Report", (), hooks)(), values["settrace"], values["setprofile"]
 
 
