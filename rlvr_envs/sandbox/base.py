@@ -37,7 +37,7 @@ BASE_ENV = {
 }
 
 #: a run that keeps printing past its cap is killed once it has produced this many times the cap
-_DRAIN_FACTOR = 16
+DRAIN_FACTOR = 16
 
 
 class SandboxUnavailable(RuntimeError):
@@ -140,6 +140,9 @@ class SandboxedProcess:
         self.clock = RunClock(limits.wall_time, self.members, cpu_used=self.cpu_used)
         self.killed = False
         self._closed = False
+        #: the first bytes of stdout, read by the sandbox while it waited for the run to
+        #: start; whoever reads `stdout` takes these first
+        self.early_stdout = b""
 
     @property
     def started(self) -> float:
@@ -164,6 +167,7 @@ class SandboxedProcess:
 
     @property
     def stdout(self) -> IO[bytes]:
+        """The run's stdout pipe; what it brought before the run started is `early_stdout`."""
         return self.popen.stdout
 
     def remaining(self) -> float:
@@ -195,6 +199,14 @@ class SandboxedProcess:
                 os.set_blocking(stream.fileno(), False)
                 sel.register(stream, selectors.EVENT_READ)
                 chunks[stream.fileno()], sizes[stream.fileno()] = [], 0
+        if self.early_stdout:
+            fd = self.popen.stdout.fileno()
+            chunks[fd], sizes[fd] = [self.early_stdout[:cap]], len(self.early_stdout)
+            truncated = sizes[fd] > cap
+            if sizes[fd] > cap * DRAIN_FACTOR:
+                self.kill()
+                sel.close()
+                return self._joined(chunks, truncated, timed_out)
         pending = memoryview(stdin or b"")
         if self.popen.stdin is not None:
             if pending:
@@ -232,7 +244,7 @@ class SandboxedProcess:
                         chunks[key.fd].append(data[:cap - seen])
                     if sizes[key.fd] > cap:
                         truncated = True
-                        if sizes[key.fd] > cap * _DRAIN_FACTOR:
+                        if sizes[key.fd] > cap * DRAIN_FACTOR:
                             self.kill()
                             sel.close()
                             return self._joined(chunks, truncated, timed_out)

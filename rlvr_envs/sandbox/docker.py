@@ -45,8 +45,8 @@ import uuid
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from rlvr_envs.sandbox.base import (Limits, Sandbox, SandboxedProcess, SandboxUnavailable,
-                                    check_command, prepare_workdir, run_env)
+from rlvr_envs.sandbox.base import (DRAIN_FACTOR, Limits, Sandbox, SandboxedProcess,
+                                    SandboxUnavailable, check_command, prepare_workdir, run_env)
 from rlvr_envs.sandbox.image import IMAGE, ensure_image, image_exists
 from rlvr_envs.sandbox.zygote import seccomp_launcher
 
@@ -163,28 +163,39 @@ def remove_containers(names: Sequence[str]) -> None:
                                               stderr=subprocess.DEVNULL))
 
 
-def await_ready(popen: subprocess.Popen, timeout: float = START_TIMEOUT) -> tuple[bool, bytes]:
+def await_ready(popen: subprocess.Popen, timeout: float = START_TIMEOUT,
+                keep_stdout: int = 1 << 20) -> tuple[bool, bytes, bytes]:
     """Read the run's stderr up to READY (the wrapper writes it right before the command
-    starts). Returns whether it came, and the other bytes read (Docker's warnings or error
-    message, or the first of the command's own stderr), which belong to the run's stderr.
-    The start is given up after `timeout`."""
-    fd = popen.stderr.fileno()
-    got = b""
+    starts), and its stdout meanwhile. Returns whether READY came, the other bytes of stderr
+    read (Docker's warnings or error message, or the first of the command's own stderr),
+    which belong to the run's stderr, and the first `keep_stdout` bytes of stdout read (the
+    command's, which belong to the run's stdout; more is read and dropped). The start is
+    given up after `timeout`.
+
+    Stdout must be read too: the engine copies the two streams to the client each on its
+    own, so on a busy machine the command's first stdout can overtake READY, and a client
+    whose stdout pipe is full no longer delivers the READY behind it (a run that floods
+    stdout stalled until the timeout)."""
+    err_fd, out_fd = popen.stderr.fileno(), popen.stdout.fileno()
+    got, out, out_open = b"", b"", True
     deadline = time.monotonic() + timeout
     while True:
         at = got.find(READY)
         if at >= 0:
-            return True, got[:at] + got[at + len(READY):]
+            return True, got[:at] + got[at + len(READY):], out
         left = deadline - time.monotonic()
         if left <= 0 or len(got) > 1 << 20:
-            return False, got
-        readable, _, _ = select.select([fd], [], [], left)
-        if not readable:
-            continue
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return False, got
-        got += chunk
+            return False, got, out
+        readable, _, _ = select.select([err_fd] + [out_fd] * out_open, [], [], left)
+        if out_fd in readable:
+            chunk = os.read(out_fd, 65536)
+            out_open = bool(chunk)
+            out += chunk[:max(0, keep_stdout - len(out))]
+        if err_fd in readable:
+            chunk = os.read(err_fd, 65536)
+            if not chunk:
+                return False, got, out
+            got += chunk
 
 
 class ContainerProcess(SandboxedProcess):
@@ -202,7 +213,8 @@ class ContainerProcess(SandboxedProcess):
         self.container, self.out_dir, self.container_id = container, out_dir, container_id
         self._asked_id = False
         self._oom: bool | None = None
-        self.ready, self.early_stderr = await_ready(popen)
+        self.ready, self.early_stderr, self.early_stdout = await_ready(
+            popen, keep_stdout=self.limits.max_output_bytes * DRAIN_FACTOR + 1)
         now = time.monotonic()
         self.startup_seconds = now - self.started
         #: the container's CPU seconds before the run (a pooled one's; a fresh one's start

@@ -56,6 +56,20 @@ def test_slow_container_start_is_not_a_timeout(sandbox, humaneval, monkeypatch):
     assert quick.exit_code == 0 and not quick.timed_out
 
 
+def test_stdout_ahead_of_the_start_is_kept_and_does_not_stall_it(sandbox, monkeypatch):
+    # on a busy machine the engine can deliver a command's first stdout ahead of READY on
+    # stderr; a flood then filled the client's stdout pipe and READY never came (a run of
+    # 3 s ended as a timeout after 125 s). Here the wrapper itself writes ahead of READY.
+    monkeypatch.setattr(docker, "ANNOUNCE", "head -c 500000 /dev/zero; " + docker.ANNOUNCE)
+    run = sandbox.run([sandbox.python, "-c", "print('hi')"], limits=LIMITS)
+    assert run.exit_code == 0 and not run.timed_out, run
+    assert run.stdout == "\0" * 500_000 + "hi\n" and not run.truncated
+    capped = Limits(wall_time=3.0, memory_mb=256, max_processes=32, max_output_bytes=10_000)
+    flood = sandbox.run([sandbox.python, "-c", "print('hi')"], limits=capped)
+    assert flood.truncated and flood.killed and not flood.timed_out, flood
+    assert flood.stdout == "\0" * 10_000
+
+
 def test_busy_loop_still_times_out(sandbox, humaneval):
     scorer = CodeScorer(sandbox, limits=LIMITS)
     score = scorer.score(humaneval.get("HumanEval/0"), f"```python\n{BUSY}```")

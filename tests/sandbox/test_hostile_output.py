@@ -4,6 +4,9 @@ run scores 0 with `verifier="bad_output"`, and a batch keeps every other item's 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from rlvr_envs.core.task import Task
@@ -98,6 +101,20 @@ def test_endless_stdio_output_is_killed_promptly_as_bad_output(any_sandbox):
     scorer = CodeScorer(any_sandbox, limits=STDIO_LIMITS)
     score = scorer.score(stdio_task("hi\n"), '```python\nwhile True: print("x" * 1000)\n```')
     assert score.reward == 0.0 and score.verifier == "bad_output", score
+
+
+def test_waiting_for_the_start_reads_stdout_too():
+    # READY comes on stderr behind a megabyte of stdout: reading stderr alone would wait
+    # for it forever (the writer blocks on a full stdout pipe)
+    from rlvr_envs.sandbox import docker
+
+    script = ("import os, sys; os.write(1, b'o' * 1_000_000); "
+              f"os.write(2, b'warn ' + {docker.READY!r} + b'err')")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    ready, stderr, stdout = docker.await_ready(proc, timeout=60, keep_stdout=1000)
+    proc.communicate()
+    assert ready and stderr == b"warn err" and stdout == b"o" * 1000
 
 
 def test_invalid_utf8_fails_even_when_the_expected_output_holds_u_fffd(any_sandbox):

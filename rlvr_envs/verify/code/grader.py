@@ -90,7 +90,9 @@ class Channel:
 
     @classmethod
     def of_process(cls, proc: SandboxedProcess, deadline: float) -> Channel:
-        return cls(proc.stdout.fileno(), proc.stdin.fileno(), deadline)
+        channel = cls(proc.stdout.fileno(), proc.stdin.fileno(), deadline)
+        channel.buffer += proc.early_stdout
+        return channel
 
     def _left(self) -> float:
         if self.clock is not None:
