@@ -66,17 +66,15 @@ def shape_of(s: str) -> Shape:
     if relation_union(s) is not None:  # "x < 2 or x > 3" is one set, not two answers
         return Shape("single", (s,), s)
     parts = [p for p in split_top_level(s) if p]
-    if len(parts) > 1:
-        return Shape("list", tuple(parts), s)
+    if len(parts) > 1:  # `0, \pm 1` lists three values
+        return Shape("list", tuple(item for p in parts for item in _signed(p)), s)
     if _SPACE_GROUPED.fullmatch(s):
         return Shape("single", (s.replace(" ", ""),), s)
     if _SPACED_NUMBERS.fullmatch(s):
         return Shape("list", tuple(s.split()), s)
-    signs = _PLUS_MINUS.findall(s)
-    if len(signs) == 1:
-        plus = _PLUS_MINUS.sub("+", s).replace("=+", "=").replace("= +", "=")
-        minus = _PLUS_MINUS.sub("-", s)
-        return Shape("set", (plus, minus), s)
+    signed = _signed(s)
+    if len(signed) == 2:
+        return Shape("set", signed, s)
     if s.startswith("\\{") and s.endswith("\\}") and closing_brace(s, 1) == len(s) - 1:
         items = tuple(p for p in split_top_level(s[2:-2]) if p)
         return Shape("set", items, s)
@@ -85,6 +83,14 @@ def shape_of(s: str) -> Shape:
         if len(items) > 1 and all(items):
             return Shape("bracket", items, s, s[0] + s[-1])
     return Shape("single", (s,), s)
+
+
+def _signed(s: str) -> tuple[str, ...]:
+    """The two values of one `\\pm` (`x = \\pm 2` -> `x = 2`, `x = -2`); else `s` alone."""
+    if len(_PLUS_MINUS.findall(s)) != 1:
+        return (s,)
+    plus = _PLUS_MINUS.sub("+", s).replace("=+", "=").replace("= +", "=")
+    return plus, _PLUS_MINUS.sub("-", s)
 
 
 @lru_cache(maxsize=4096)

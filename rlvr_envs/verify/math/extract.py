@@ -283,14 +283,22 @@ def _sentence(line: str) -> str:
 def stated_answers(text: str) -> list[str]:
     """Answers stated without tags: Minerva lines, else `#### x` lines, else "the answer is x"
     sentences (those that go on as prose, "the answer: first we add...", are not answers)."""
+    return _stated(text)[0]
+
+
+def _stated(text: str) -> tuple[list[str], int]:
+    """`stated_answers`, and where the text after the last of them starts (0 without one)."""
     patterns = ((_MINERVA, str.strip), (_GSM8K, str.strip), (_ANSWER_IS, _sentence))
-    found = []
+    found, end = [], 0
     for pattern, read in patterns[int(_MINERVA_END not in text):]:
-        found += [a for a in (read(m.group(1)) for m in pattern.finditer(text))
-                  if a and not _PROSE.match(a)]
+        for m in pattern.finditer(text):
+            answer = read(m.group(1))
+            if answer and not _PROSE.match(answer):
+                found.append(answer)
+                end = max(end, m.end())
         if len(found) > MAX_ANSWERS:
             raise AnswerRefused(HEDGED)
-    return found
+    return found, end
 
 
 def _inline(text: str) -> list[str]:
@@ -341,13 +349,14 @@ def _answers_and_offers(section: str, answer_format: str) -> tuple[list[str], li
         return tagged + stated, offers
     if answer_format == "r1":
         return [], []
-    stated = stated_answers(section)
+    stated, end = _stated(section)
     if not stated:
         return [], []
-    # "The answer is (A). Actually, B) might also work."
-    rest = section[section.rfind(stated[-1]) + len(stated[-1]):]
+    # "The answer is (A). Actually, B) might also work.", "The answer is 4. But if the
+    # endpoints count, it would be 6."
+    rest = section[end:]
     return stated, [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)] \
-        + _more_guesses(rest) + _hedge_offers(rest)
+        + _offered_after(rest)[1]
 
 
 def _hedge_offers(rest: str) -> list[str]:

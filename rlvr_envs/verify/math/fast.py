@@ -109,7 +109,9 @@ _UNIT = re.compile(r"([A-Za-z]+(?:\s+[A-Za-z]+)?)\s*(?:\^\s*\{?\s*([23])\s*\}?)?
 _PER_UNIT = re.compile(r"per\s+([A-Za-z]+)", re.ASCII)
 _INFINITY = re.compile(r"([+-]?)\s*(?:\\infty|∞|\\inf)", re.ASCII)
 _LETTER = re.compile(r"\(?([A-Za-z])\)?|([A-Za-z])\)", re.ASCII)
-_VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?", re.ASCII)
+#: a variable: `x`, `a_1`, `x_{12}`, `y_{\min}`, `f_{\text{max}}`
+_VAR = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?|_\{?\\(?:min|max)\}?"
+                  r"|_\{\\(?:text|mathrm)\s*\{\s*[A-Za-z]+\s*\}\})?", re.ASCII)
 _RELOP = re.compile(r"\\leqslant|\\geqslant|\\leq|\\geq|\\le|\\ge|\\neq|\\ne|<=|>=|!=|≤|≥|≠|<|>|=")
 _MATRIX = re.compile(
     r"\\begin\{([pbBvV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}", re.DOTALL)

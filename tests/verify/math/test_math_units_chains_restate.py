@@ -155,8 +155,11 @@ def test_root_notes_and_congruences_keep_the_value():
              ("2 \\text{ (repeated root)}", "2"), ("7 \\text{(verified)}", "7"),
              ("n \\equiv 3 \\pmod 4", "3"), ("x \\equiv 7 \\pmod{1000}", "7"),
              ("7 \\pmod{10}", "7"), ("7 \\bmod 1000", "7"), ("1007 \\bmod 1000", "7"),
-             ("7 \\mod 4", "3")]
+             ("7 \\mod 4", "3"), ("2^{100} \\equiv 376 \\pmod{1000}", "376"),
+             ("3^{2023} \\equiv 27 \\pmod{100}", "27"), ("10! \\equiv 0 \\pmod{7}", "0")]
+    # a number on the left is worked out: a false congruence states no residue
     wrong = [("x = 3 \\text{ (double root)}", "2"), ("1007 \\pmod{1000}", "7"),
+             ("5^2 \\equiv 376 \\pmod{1000}", "376"), ("4! \\equiv 2 \\pmod{7}", "2"),
              ("3 \\pmod{4}", "7"), ("7 \\mod 4", "7"), ("n \\equiv 3 \\pmod 4", "7"),
              ("3 \\text{ (thousands)}", "3"), ("3 \\text{ (max)}", "3")]
     assert _wrong(_verdicts(right), expected=True) == {}

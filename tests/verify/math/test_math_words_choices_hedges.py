@@ -28,6 +28,12 @@ RIGHT = [
     ("(-\\infty,1)\\cup(2,\\infty)", r"$\boxed{(-\infty,1) U (2,\infty)}$"),
     ("\\frac{1}{2}", "The answer is ½."),
     ("7", r"$\boxed{7}$. The answer would be 7 in either case."),
+    ("4", "The answer is 4. Check: 2 + 2 = 4."),
+    ("-1, 0, 1", r"$\boxed{0, \pm 1}$"),
+    ("-2, -1, 1, 2", r"$\boxed{\pm 1, \pm 2}$"),
+    ("1+\\sqrt2, 1-\\sqrt2, 3", r"$\boxed{1 \pm \sqrt{2}, 3}$"),
+    ("-4", r"$\boxed{y_{\min} = -4}$"),
+    ("7", r"$\boxed{f_{\text{max}} = 7}$"),
     ("7", r"$\boxed{7}$. The answer would be the same if we started at 8."),
     ("18", r"The answer is $\boxed{18}$. Note: if tax were excluded, the total would be 16."),
     ("1, 2, 3", r"$\boxed{\{1,2\} \cup \{3\}}$"),
@@ -112,6 +118,16 @@ WRONG = [
     ("7", r"So $\boxed{7}$. The answer could be either 7 or 8."),
     ("7", "So $\\boxed{7}$; if order doesn't matter, 8."),
     ("7", "So $\\boxed{7}$ (if\nnot, 8)"),
+    # the same after an answer stated without a box; a later number that ends in the answer's
+    # digits does not hide the hedge before it
+    ("4", "The answer is 4. But if the endpoints are included, it would be 6."),
+    ("4", "The answer is 4. Or maybe 6, as 14 shows."),
+    ("4", "The answer is 4. 6 might be right though, see 14."),
+    ("4", "Final answer: 4. Otherwise 6."),
+    # a `\\pm` in a list of values is two of them
+    ("-2, -1, 1, 2", r"$\boxed{\pm 1, 2}$"),
+    ("0, 1", r"$\boxed{0, \pm 1}$"),
+    ("-4", r"$\boxed{y_{\min} = -5}$"),
 ]
 
 
