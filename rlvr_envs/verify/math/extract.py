@@ -47,7 +47,7 @@ _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 #: "or", "maybe", "/" right after a box (`\boxed{5} (or possibly 6)`, `$\boxed{5}$ / $6$`): a
 #: hedge when no value follows the word (`\boxed{5} or its negative`) or after "/"
 _OR_AFTER_BOX = re.compile(
-    r"(?:[\s$,.;(/]|\\[)\],;:! ]|\\(?:text|mathrm|mbox|textbf)\s*\{)*"
+    r"(?:[\s$,.;(/\[—–-]|\\[)\],;:! ]|\\(?:text|mathrm|mbox|textbf)\s*\{)*"
     r"(?P<word>or|otherwise|else|maybe|perhaps|possibly|alternatively|either)\b(?!-)"
     r"|[\s$]*/[\s$]*[-+\d\\(]", re.IGNORECASE)
 _NUMBER_WORDS = (r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
@@ -60,7 +60,9 @@ _OFFERED = (r"(?:\*\*|\$\$|\\\[|\(|~|(?:around|about|approximately|roughly)\s+|[
             r"(?:\s*/\s*\d+)?(?:\s*\\?%)?|" + _NUMBER_WORDS + r"(?![a-z-]))")
 #: in the rest of the last box's line, a value offered in its place: `\boxed{7} (assuming order
 #: matters; else 8)`, `otherwise $8$.`, `(if not so, 8)`, `unless n is even, in which case 8`,
-#: `(8 if order doesn't matter)`, `; if order doesn't matter, 8.`, "could be either 7 or 8",
+#: `(8 if order doesn't matter)`, `[8 if inclusive]`, `, and 8 if inclusive`, `though 8 when
+#: inclusive`, `unless it is inclusive (then 8)`, `; if order doesn't matter, 8.`, "could be
+#: either 7 or 8",
 #: `; for identical boxes, the count is 8.` —
 #: a value that ends its clause, not one that goes on
 #: ("otherwise 2n - 6 would be negative", "else 2 would divide it")
@@ -68,8 +70,10 @@ _ELSE_VALUE_AFTER_BOX = re.compile(
     r"(?:\b(?:else|otherwise|if\s+not(?:\s+so)?(?:\s*,?\s*then)?|in\s+which\s+case)\b(?!-)[\s,:]*"
     r"(?:(?:it|this|that|the\s+answer)(?:'s|\s+is|\s+would\s+be)\s+)?" + _OFFERED
     + r"\s*(?:\*\*|\$\$|\\\])?\s*(?=[).;]|$)"
-    r"|\(\s*" + _OFFERED + r"\s+if\b"
-    r"|[;(]\s*if\b[^,\n]{1,80},\s*" + _OFFERED + r"\s*(?=[).;]|$)"
+    r"|(?:[(\[]\s*|,\s*(?:and|but|or)\s+|\b(?:though|although|but)\s+)" + _OFFERED
+    + r"\s+(?:if|when)\b"
+    r"|\bunless\b[^.;\n]{1,80}?\(?\s*(?:then|in\s+which\s+case)\b[\s,:]*" + _OFFERED
+    + r"|[;(]\s*if\b[^,\n]{1,80},\s*" + _OFFERED + r"\s*(?=[).;]|$)"
     r"|[;(]\s*(?:if|for|when|assuming)\b[^,\n]{1,80},\s*(?:the|its)\s+(?:[a-z]+\s+){1,3}?"
     r"(?:is|would\s+be|becomes)\s+" + _OFFERED + r"\s*(?=[).;]|$)"
     r"|\beither\s+" + _OFFERED.replace("(\\$", "(?:\\$", 1) + r"\s+or\s+" + _OFFERED + ")",

@@ -29,6 +29,8 @@ RIGHT = [
     ("\\frac{1}{2}", "The answer is ½."),
     ("7", r"$\boxed{7}$. The answer would be 7 in either case."),
     ("4", "The answer is 4. Check: 2 + 2 = 4."),
+    ("12", r"$\boxed{12}$ (3 for each of the 4 sides)"),
+    ("4", r"$\boxed{4}$ — or four, in words."),
     ("-1, 0, 1", r"$\boxed{0, \pm 1}$"),
     ("-2, -1, 1, 2", r"$\boxed{\pm 1, \pm 2}$"),
     ("1+\\sqrt2, 1-\\sqrt2, 3", r"$\boxed{1 \pm \sqrt{2}, 3}$"),
@@ -124,6 +126,12 @@ WRONG = [
     ("4", "The answer is 4. Or maybe 6, as 14 shows."),
     ("4", "The answer is 4. 6 might be right though, see 14."),
     ("4", "Final answer: 4. Otherwise 6."),
+    # a value for another reading in the final answer's sentence
+    ("4", r"$\boxed{4}$ — or 6 with endpoints."),
+    ("4", r"Final answer: $\boxed{4}$ [6 if inclusive]"),
+    ("4", r"$\boxed{4}$, and $6$ if inclusive."),
+    ("4", "<answer>4</answer> though 6 if inclusive"),
+    ("4", r"$\boxed{4}$, unless endpoints count (then $6$)."),
     # a `\\pm` in a list of values is two of them
     ("-2, -1, 1, 2", r"$\boxed{\pm 1, 2}$"),
     ("0, 1", r"$\boxed{0, \pm 1}$"),
