@@ -60,7 +60,7 @@ _OFFERED = (r"(?:\*\*|\$\$|\\\[|\(|~|(?:around|about|approximately|roughly)\s+|[
             r"(?:\s*/\s*\d+)?(?:\s*\\?%)?|" + _NUMBER_WORDS + r"(?![a-z-]))")
 #: in the rest of the last box's line, a value offered in its place: `\boxed{7} (assuming order
 #: matters; else 8)`, `otherwise $8$.`, `(if not so, 8)`, `unless n is even, in which case 8`,
-#: `(8 if order doesn't matter)`, `[8 if inclusive]`, `, and 8 if inclusive`, `though 8 when
+#: `(8 if order doesn't matter)`, `(8 inclusive)`, `[8 if inclusive]`, `, and 8 if inclusive`, `though 8 when
 #: inclusive`, `unless it is inclusive (then 8)`, `; if order doesn't matter, 8.`, "could be
 #: either 7 or 8",
 #: `; for identical boxes, the count is 8.` —
@@ -71,7 +71,7 @@ _ELSE_VALUE_AFTER_BOX = re.compile(
     r"(?:(?:it|this|that|the\s+answer)(?:'s|\s+is|\s+would\s+be)\s+)?" + _OFFERED
     + r"\s*(?:\*\*|\$\$|\\\])?\s*(?=[).;]|$)"
     r"|(?:[(\[]\s*|,\s*(?:and|but|or)\s+|\b(?:though|although|but)\s+)" + _OFFERED
-    + r"\s+(?:if|when)\b"
+    + r"\s+(?:if|when|inclusive(?:ly)?|exclusive(?:ly)?|otherwise|instead)\b"
     r"|\bunless\b[^.;\n]{1,80}?\(?\s*(?:then|in\s+which\s+case)\b[\s,:]*" + _OFFERED
     + r"|[;(]\s*if\b[^,\n]{1,80},\s*" + _OFFERED + r"\s*(?=[).;]|$)"
     r"|[;(]\s*(?:if|for|when|assuming)\b[^,\n]{1,80},\s*(?:the|its)\s+(?:[a-z]+\s+){1,3}?"
@@ -120,7 +120,7 @@ _MORE_GUESSES = re.compile("|".join((
     r"\b(?:on\s+second\s+thought|correction|actually\s+no|wait|let\s+me\s+reconsider|"
     r"reconsidering)\b[^\n]{0,60}?(?:it's|it\s+is|\bis|[,:.])\s*" + _V + r"\s*(?=[.!?;)]|$)",
     r"\b(?:a\s+)?case\s+(?:could|can)\s+be\s+made\s+for\s+" + _V,
-    r"\b(?:second|other|alternative|backup)\s+(?:choice|answer|guess|option|candidate)\s*"
+    r"\b(?:second|other|alternative|backup)\s+(?:choice|answer|guess|option|candidate)s?\s*"
     r"(?:would\s+be|is)?\s*:?\s*(?:\*\*)?\s*:?\s*" + _V,
     r"\b(?:both|torn\s+between)\s+" + _V + r"\s+and\s+" + _V,
     r"\b(?:answers?|it)\s+(?:may|might|could)\s+well\s+be\s+" + _V,

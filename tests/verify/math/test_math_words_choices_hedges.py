@@ -31,6 +31,7 @@ RIGHT = [
     ("4", "The answer is 4. Check: 2 + 2 = 4."),
     ("12", r"$\boxed{12}$ (3 for each of the 4 sides)"),
     ("4", r"$\boxed{4}$ — or four, in words."),
+    ("4", r"$\boxed{4}$ (4 inclusive of both ends)"),
     ("-1, 0, 1", r"$\boxed{0, \pm 1}$"),
     ("-2, -1, 1, 2", r"$\boxed{\pm 1, \pm 2}$"),
     ("1+\\sqrt2, 1-\\sqrt2, 3", r"$\boxed{1 \pm \sqrt{2}, 3}$"),
@@ -132,6 +133,8 @@ WRONG = [
     ("4", r"$\boxed{4}$, and $6$ if inclusive."),
     ("4", "<answer>4</answer> though 6 if inclusive"),
     ("4", r"$\boxed{4}$, unless endpoints count (then $6$)."),
+    ("5", r"**Answer:** $\boxed{5}$ *(7 inclusive)*"),
+    ("4", "$\\boxed{4}$\n\nAlternative answers: 6, 7."),
     # a `\\pm` in a list of values is two of them
     ("-2, -1, 1, 2", r"$\boxed{\pm 1, 2}$"),
     ("0, 1", r"$\boxed{0, \pm 1}$"),
