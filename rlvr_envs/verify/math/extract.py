@@ -53,11 +53,17 @@ _OR_AFTER_BOX = re.compile(
 _NUMBER_WORDS = (r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                  r"(?:thir|four|fif|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty"
                  r"(?:-(?:one|two|three|four|five|six|seven|eight|nine))?|hundred|thousand)")
+#: a number as a value is offered in text (`8`, `-1,000`, `2.5`, `3/4`, `50\%`); it starts at
+#: the start of a run of digits and its parts are bounded, so that a long run of digits or of
+#: `,000` groups is read in linear time (unbounded, a tail of 9,000 digits after the answer
+#: cost half a minute)
+_NUMBER_TEXT = (r"(?<![\d.])[-+]?\d{1,64}(?:,\d{3}){0,24}(?:\.\d{1,64})?(?:\s*/\s*\d{1,64})?"
+                r"(?:\s*\\?%)?")
 #: a value offered in words or math: `8`, `$8$`, `\(8\)`, `$$8$$`, `**8**`, `(8)`, `~8`,
 #: `x = 8`, `around 8`, `eight`, `50\%`
 _OFFERED = (r"(?:\*\*|\$\$|\\\[|\(|~|(?:around|about|approximately|roughly)\s+|[a-z]\s*=\s*)?\s*"
-            r"(\$[^$\n]{1,200}\$|\\\([^\n]{1,200}?\\\)|[-+]?\d+(?:,\d{3})*(?:\.\d+)?"
-            r"(?:\s*/\s*\d+)?(?:\s*\\?%)?|" + _NUMBER_WORDS + r"(?![a-z-]))")
+            r"(\$[^$\n]{1,200}\$|\\\([^\n]{1,200}?\\\)|" + _NUMBER_TEXT + "|" + _NUMBER_WORDS
+            + r"(?![a-z-]))")
 #: in the rest of the last box's line, a value offered in its place: `\boxed{7} (assuming order
 #: matters; else 8)`, `otherwise $8$.`, `(if not so, 8)`, `unless n is even, in which case 8`,
 #: `(8 if order doesn't matter)`, `(8 inclusive)`, `[8 if inclusive]`, `, and 8 if inclusive`, `though 8 when
@@ -126,6 +132,12 @@ _MORE_GUESSES = re.compile("|".join((
     r"\b(?:answers?|it)\s+(?:may|might|could)\s+well\s+be\s+" + _V,
     r"(?:vielleicht|peut-être|peut-etre|quizás|quizas|tal\s+vez|forse|也许|也可能|可能|或许|"
     r"たぶん|多分)[^.\n。]{0,40}?" + _OFFERED)), re.IGNORECASE | re.MULTILINE)
+#: after the final answer, the writer takes it back ("Hmm, wait, that's not right either.",
+#: "Oops, this is wrong"): no answer is committed to
+_RETRACTION = re.compile(
+    r"\b(?:wait|hmm+|hold\s+on|oops|no)\b[^\n.!?]{0,40}?\b(?:that's|that\s+is|this\s+is|it's|"
+    r"it\s+is|that\s+was|this\s+was)\s+(?:not\s+(?:right|correct)|wrong|incorrect)\b",
+    re.IGNORECASE)
 #: a word after the final answer that may offer another candidate ("or 8", "maybe 8",
 #: "alternatively, 8") or open an explanation ("Alternatively, one can count the complement,
 #: which also gives 6"): "or" where a clause starts, the others anywhere ("otherwise" and
@@ -144,27 +156,28 @@ _FOREIGN_NUMBER_WORDS = (
     r"dez|ноль|один|одна|два|две|три|четыре|пять|шесть|семь|восемь|девять|десять)(?![\w'-])"
     r"|[〇零一二两三四五六七八九十百千万]+")
 #: where a value stands as an answer: after a hedge word or a verb that gives a result, past
-#: fillers ("or, equivalently, six", "it's B", "which gives seven", "可能是七", "maybe 7, 8")
+#: fillers ("or, equivalently, six", "it's B", "which gives seven", "可能是七", "maybe 7, 8"), a
+#: bounded number of them (each hedge word is read in bounded time)
 _ANSWER_POSITION = (
     r"(?:\b(?:or|otherwise|else|either|maybe|perhaps|possibly|alternatively|rather|instead|"
     r"is|are|was|were|be|been|it's|that's|gives?|giving|gave|yields?|yielding|gets?|getting|got|"
     r"obtains?|obtained|equals?|makes?|becomes?|vielleicht|oder|ou|quizás|quizas|forse|ist|es|"
     r"est|c'est|é)\b|也许|或许|可能|或者|是|たぶん|多分|あるいは|возможно|или|это)"
-    r"(?:[\s,:;*]+(?:it's|it\s+is|it\s+was|that's|that\s+is|i\.e\.|(?:the\s+)?answer\s+"
+    r"(?:[\s,:;*]{1,16}(?:it's|it\s+is|it\s+was|that's|that\s+is|i\.e\.|(?:the\s+)?answer\s+"
     r"(?:is|could\s+be|might\s+be|would\s+be|may\s+be)|equivalently|written(?:\s+as)?|"
     r"expressed\s+as|as|even|just|simply|also|possibly|maybe|perhaps|rather|instead|actually|"
-    r"option|choice))*[\s,:;*]*")
+    r"option|choice)){0,8}[\s,:;*]{0,16}")
 _WORD_OFFERED = re.compile(
-    _ANSWER_POSITION + r"([-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*\\?%)?|"
+    _ANSWER_POSITION + "(" + _NUMBER_TEXT + "|"
     r"one(?![\w'-])(?!\s+[a-z])|(?!one\b)" + _NUMBER_WORDS + r"(?:-ish)?(?![\w'-])|"
     + _FOREIGN_NUMBER_WORDS + r"|(?-i:\(?[A-E]\)?|[IVXLC]{2,}|[VX])(?![\w']))",
     re.IGNORECASE | re.MULTILINE)
 #: a value right after a hedge word ("or 0.5", "(or possibly 6)", "or, equivalently,
 #: $\frac{6}{2}$", "otherwise written 0.5")
 _VALUE_AFTER_HEDGE = re.compile(
-    r"(?:[\s,:;*]+(?:it's|it\s+is|that's|that\s+is|i\.e\.|(?:the\s+)?answer\s+(?:is|could\s+be|"
+    r"(?:[\s,:;*]{1,16}(?:it's|it\s+is|that's|that\s+is|i\.e\.|(?:the\s+)?answer\s+(?:is|could\s+be|"
     r"might\s+be|would\s+be|may\s+be)|equivalently|written(?:\s+as)?|expressed\s+as|as|even|"
-    r"just|simply|also|possibly|maybe|perhaps|rather|instead|actually))*[\s,:;*]*"
+    r"just|simply|also|possibly|maybe|perhaps|rather|instead|actually)){0,8}[\s,:;*]{0,16}"
     r"(?:\$|\\\(|\\\[|[-+]?\d|" + _NUMBER_WORDS + r"(?![\w'-])|" + _FOREIGN_NUMBER_WORDS
     + r"|(?-i:\(?[A-E]\)?)(?![\w']))", re.IGNORECASE)
 #: a hedge word followed only by a change of the answer ("Or its negative.", "Maybe twice that")
@@ -180,13 +193,17 @@ _MATH_SEGMENT = re.compile(r"\$\$(.{1,400}?)\$\$|\$([^$\n]{1,400}?)\$|\\\((.{1,4
                            r"|\\\[(.{1,400}?)\\\]", re.DOTALL)
 #: in prose, a list of numbers ("1, 2, 3, 5, 6") names no answer; a calculation ("20 - 2 =
 #: 18", "10/66") is one, read by its conclusion
-_PROSE_LIST = re.compile(r"[-+]?\d+(?:\.\d+)?(?:,\s+[-+]?\d+(?:\.\d+)?){2,}(?:,?\s+and\s+\d+)?")
+_PROSE_LIST = re.compile(r"(?<![\d.])[-+]?\d{1,64}(?:\.\d{1,64})?(?:,\s+[-+]?\d{1,64}(?:\.\d{1,64})?){2,}"
+                         r"(?:,?\s+and\s+\d{1,64})?")
 _PROSE_CALC = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:\s*(?:[-+*/×·^=]|\\cdot|\\times)\s*"
                          r"[-+]?\d+(?:\.\d+)?)+")
 _PROSE_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:\s*\\?%)?")
 #: a hedge followed by more text than this is refused unread (no answer needs it; it bounds
 #: the work on a hostile tail)
 _MAX_HEDGE_SCOPE = 10_000
+#: how far after the final answer second guesses are looked for (bounds the work on a long
+#: tail; a value offered later is no answer either way: only the final answer is compared)
+_MAX_GUESS_SCOPE = 20_000
 
 
 #: a stated answer that reads as a value (a digit, math, or a choice letter), not a verdict
@@ -359,7 +376,8 @@ def _answers_and_offers(section: str, answer_format: str) -> tuple[list[str], li
     # "The answer is (A). Actually, B) might also work.", "The answer is 4. But if the
     # endpoints count, it would be 6."
     rest = section[end:]
-    return stated, [next(g for g in m.groups() if g) for m in _SECOND_GUESS.finditer(rest)] \
+    guesses = _SECOND_GUESS.finditer(rest[:_MAX_GUESS_SCOPE])
+    return stated, [next(g for g in m.groups() if g) for m in guesses] \
         + _offered_after(rest)[1]
 
 
@@ -415,10 +433,13 @@ def _offered_after(rest: str) -> tuple[list[str], list[str]]:
     """Values stated (`stated_answers`) and values offered (second guesses, hedges) after the
     final answer (the last box or answer tag): each counts beside it (a hedge when one
     differs)."""
+    if _RETRACTION.search(rest[:_MAX_GUESS_SCOPE]):
+        raise AnswerRefused(HEDGED)
     line = rest.split("\n\n", 1)[0][:400]  # the answer's paragraph: "(if\nnot, 8)" wraps
     offered = [next(g for g in m.groups() if g) for pattern in (_ELSE_VALUE_AFTER_BOX, _SECOND_GUESS)
-               for m in pattern.finditer(line)] + [m.group(1) for m in _WOULD_BE.finditer(rest)] \
-        + _more_guesses(rest)
+               for m in pattern.finditer(line)] \
+        + [m.group(1) for m in _WOULD_BE.finditer(rest[:_MAX_GUESS_SCOPE])] \
+        + _more_guesses(rest[:_MAX_GUESS_SCOPE])
     offered = [a for a in offered if _VALUE_LIKE.search(a) and not _BOX.search(a)]
     stated = [a for a in stated_answers(rest) if _VALUE_LIKE.search(a) and not _BOX.search(a)]
     return stated, offered + _hedge_offers(rest)
