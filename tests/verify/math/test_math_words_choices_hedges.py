@@ -32,6 +32,8 @@ RIGHT = [
     ("12", r"$\boxed{12}$ (3 for each of the 4 sides)"),
     ("4", r"$\boxed{4}$ — or four, in words."),
     ("4", r"$\boxed{4}$ (4 inclusive of both ends)"),
+    ("5", r"$\boxed{5}$. Hmm, that's right."),
+    ("5", "$\\boxed{5}$\n\nWait, is that right? Yes: 2+3 = 5."),
     ("-1, 0, 1", r"$\boxed{0, \pm 1}$"),
     ("-2, -1, 1, 2", r"$\boxed{\pm 1, \pm 2}$"),
     ("1+\\sqrt2, 1-\\sqrt2, 3", r"$\boxed{1 \pm \sqrt{2}, 3}$"),
@@ -135,6 +137,9 @@ WRONG = [
     ("4", r"$\boxed{4}$, unless endpoints count (then $6$)."),
     ("5", r"**Answer:** $\boxed{5}$ *(7 inclusive)*"),
     ("4", "$\\boxed{4}$\n\nAlternative answers: 6, 7."),
+    # a retraction after the answer commits to nothing
+    ("142", "**Final answer:** $\\boxed{142}$. Hmm, wait, that's not right either. I need to recount"),
+    ("5", "The answer is 5. Oops, that's wrong."),
     # a `\\pm` in a list of values is two of them
     ("-2, -1, 1, 2", r"$\boxed{\pm 1, 2}$"),
     ("0, 1", r"$\boxed{0, \pm 1}$"),
