@@ -375,10 +375,7 @@ def _answers_and_offers(section: str, answer_format: str) -> tuple[list[str], li
         return [], []
     # "The answer is (A). Actually, B) might also work.", "The answer is 4. But if the
     # endpoints count, it would be 6."
-    rest = section[end:]
-    guesses = _SECOND_GUESS.finditer(rest[:_MAX_GUESS_SCOPE])
-    return stated, [next(g for g in m.groups() if g) for m in guesses] \
-        + _offered_after(rest)[1]
+    return stated, _offers_after(section[end:], guesses_anywhere=True)
 
 
 def _hedge_offers(rest: str) -> list[str]:
@@ -430,19 +427,28 @@ def _more_guesses(text: str) -> list[str]:
 
 
 def _offered_after(rest: str) -> tuple[list[str], list[str]]:
-    """Values stated (`stated_answers`) and values offered (second guesses, hedges) after the
-    final answer (the last box or answer tag): each counts beside it (a hedge when one
-    differs)."""
-    if _RETRACTION.search(rest[:_MAX_GUESS_SCOPE]):
+    """Values stated (`stated_answers`) and values offered (`_offers_after`) after the final
+    answer (the last box or answer tag): each counts beside it (a hedge when one differs)."""
+    offered = _offers_after(rest)
+    stated = [a for a in stated_answers(rest) if _VALUE_LIKE.search(a) and not _BOX.search(a)]
+    return stated, offered
+
+
+def _offers_after(rest: str, guesses_anywhere: bool = False) -> list[str]:
+    """Values offered after the final answer as other candidates (second guesses, hedges,
+    values for another reading). Second guesses are read in the answer's paragraph, or with
+    `guesses_anywhere` (after an answer stated without a box) in the whole tail. Raises
+    AnswerRefused for a retraction."""
+    scope = rest[:_MAX_GUESS_SCOPE]
+    if _RETRACTION.search(scope):
         raise AnswerRefused(HEDGED)
     line = rest.split("\n\n", 1)[0][:400]  # the answer's paragraph: "(if\nnot, 8)" wraps
-    offered = [next(g for g in m.groups() if g) for pattern in (_ELSE_VALUE_AFTER_BOX, _SECOND_GUESS)
-               for m in pattern.finditer(line)] \
-        + [m.group(1) for m in _WOULD_BE.finditer(rest[:_MAX_GUESS_SCOPE])] \
-        + _more_guesses(rest[:_MAX_GUESS_SCOPE])
+    offered = [next(g for g in m.groups() if g) for m in _ELSE_VALUE_AFTER_BOX.finditer(line)] \
+        + [next(g for g in m.groups() if g)
+           for m in _SECOND_GUESS.finditer(scope if guesses_anywhere else line)] \
+        + [m.group(1) for m in _WOULD_BE.finditer(scope)] + _more_guesses(scope)
     offered = [a for a in offered if _VALUE_LIKE.search(a) and not _BOX.search(a)]
-    stated = [a for a in stated_answers(rest) if _VALUE_LIKE.search(a) and not _BOX.search(a)]
-    return stated, offered + _hedge_offers(rest)
+    return offered + _hedge_offers(rest)
 
 
 def read_answers(section: str, answer_format: str = "boxed") -> Extraction:
